@@ -1,0 +1,34 @@
+// Package strategy builds, optimizes and compares the matrix-factorization
+// strategies behind dpfl's correlated-noise aggregators, offline: the
+// workload A (prefix sums, SGD with momentum and a learning-rate schedule), the
+// encoder C and decoder B with B C = A, the Gram matrix X = CᵀC, the L2
+// sensitivity of C under a participation schema, the expected error and the
+// per-round cost of generating the noise.
+//
+// Strategies (ALGORITHMS.md §5): identity (DP-SGD / DP-FedAvg), the binary tree
+// with three estimators (vanilla, Honaker online, full pseudo-inverse), the
+// optimal dense factorization for single participation (fixed point of
+// Denisov et al. 2022 with its dual certificate), multi-epoch optimal MF under
+// (k,b)-participation (equal column norms, columns of one participation pattern
+// orthogonal), BandMF (Choquette-Choo et al. 2023, Problem 2, L-BFGS from
+// gonum/optimize) and ν-DP-FTRL (closed-form Toeplitz coefficients).
+//
+// Conventions: n is the number of rounds, indices are 0-based, σ = 1 and the
+// clip norm is 1 in every error figure; Loss = sens²·‖B‖²_F, RMSE =
+// sqrt(Loss/n). Matrices passed in are never modified. Functions panic on
+// programmer error (bad sizes, invalid parameters) and return an error
+// prefixed with "strategy:" on numerical failure.
+//
+// Runtime noise generation lives in package aggregators; this package only
+// supplies the data it needs (a square lower-triangular factor C̃ with
+// C̃ᵀC̃ = X, band counts, Toeplitz coefficients, tree nodes and weights).
+//
+// Imports: only the standard library and gonum. The optional native
+// eigensolver (LAPACK dsyevd through gonum.org/v1/netlib/lapack/lapacke) is
+// compiled only with the build tag "lapack":
+//
+//	apt-get install -y libopenblas-dev liblapacke-dev
+//	CGO_LDFLAGS="-llapacke -lopenblas" go test -tags lapack ./aggregators/strategy/
+//
+// Without the tag the package is pure Go and always builds.
+package strategy

@@ -1,0 +1,135 @@
+package strategy
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Nu is ν-DP-FTRL (Choquette-Choo et al. 2024): the lower-triangular
+// Toeplitz encoder C with coefficients of (1 − r x)^{−1/2}, r = 1 − ν, and
+// C⁻¹ with the coefficients of (1 − r x)^{1/2} (ALGORITHMS.md §5.6). ν = 0 is
+// the square root C = S^{1/2}.
+type Nu struct {
+	n     int
+	nu    float64
+	c, ci []float64
+}
+
+var _ Strategy = (*Nu)(nil)
+
+// NewNu returns ν-DP-FTRL for n rounds, ν in [0,1).
+func NewNu(n int, nu float64) *Nu {
+	if n <= 0 {
+		panic("strategy: non-positive n")
+	}
+	if !(nu >= 0 && nu < 1) {
+		panic("strategy: nu outside [0,1)")
+	}
+	c, ci := NuCoefficients(n, nu)
+	return &Nu{n: n, nu: nu, c: c, ci: ci}
+}
+
+// NuCoefficients returns the first n Toeplitz coefficients of C
+// (c_t = binom(2t,t)/4^t·r^t) and of C⁻¹ (β_t = (−1)^t binom(1/2,t) r^t).
+func NuCoefficients(n int, nu float64) (c, cinv []float64) {
+	r := 1 - nu
+	c = make([]float64, n)
+	cinv = make([]float64, n)
+	c[0], cinv[0] = 1, 1
+	for t := 1; t < n; t++ {
+		c[t] = c[t-1] * (float64(t) - 0.5) / float64(t) * r
+		cinv[t] = cinv[t-1] * (float64(t) - 1.5) / float64(t) * r
+	}
+	return c, cinv
+}
+
+// Name returns "nu".
+func (s *Nu) Name() string { return "nu" }
+
+// N returns the number of rounds.
+func (s *Nu) N() int { return s.n }
+
+// Nu returns ν.
+func (s *Nu) Nu() float64 { return s.nu }
+
+// Coefficients returns copies of the Toeplitz coefficients of C and C⁻¹
+// (first columns).
+func (s *Nu) Coefficients() (c, cinv []float64) {
+	return append([]float64(nil), s.c...), append([]float64(nil), s.ci...)
+}
+
+func toeplitzLower(n int, col []float64) *mat.TriDense {
+	t := mat.NewTriDense(n, mat.Lower, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			t.SetTri(i, j, col[i-j])
+		}
+	}
+	return t
+}
+
+// Encoder returns C.
+func (s *Nu) Encoder() *mat.Dense {
+	var d mat.Dense
+	d.CloneFrom(toeplitzLower(s.n, s.c))
+	return &d
+}
+
+// Gram returns CᵀC.
+func (s *Nu) Gram() *mat.SymDense { return gramOf(toeplitzLower(s.n, s.c)) }
+
+// Factor returns C itself (already square lower-triangular).
+func (s *Nu) Factor() (*mat.TriDense, error) { return toeplitzLower(s.n, s.c), nil }
+
+// Decoder returns A C⁻¹ with the closed-form C⁻¹.
+func (s *Nu) Decoder(w *Workload) (*mat.Dense, error) {
+	var b mat.Dense
+	b.Mul(w.A(), toeplitzLower(s.n, s.ci))
+	return &b, nil
+}
+
+// Sensitivity: single participation is the first column's norm; other
+// schemas go through SensitivityOf (C ≥ 0, so (k,b) is exact).
+func (s *Nu) Sensitivity(p Participation) (Sensitivity, error) {
+	p.check()
+	if p.Kind == Single {
+		ss := 0.0
+		for _, x := range s.c {
+			ss += x * x
+		}
+		return Sensitivity{Value: math.Sqrt(ss), Exact: true, Method: "max column norm"}, nil
+	}
+	return SensitivityOf(s.Gram(), p)
+}
+
+// Cost: round t needs all past noise vectors.
+func (s *Nu) Cost() Cost {
+	return Cost{Time: float64(s.n), Memory: float64(s.n), Note: "Toeplitz: Σ_τ β_τ w_{t−τ} over all past rounds"}
+}
+
+// NuPrefixLoss returns the single-participation loss of ν-DP-FTRL for
+// prefix sums in O(n): (Σ c_t²)·Σ_t (n−t) d_t², d_t = Σ_{τ≤t} β_τ.
+func NuPrefixLoss(n int, nu float64) float64 {
+	c, ci := NuCoefficients(n, nu)
+	s2, f2, d := 0.0, 0.0, 0.0
+	for t := 0; t < n; t++ {
+		s2 += c[t] * c[t]
+		d += ci[t]
+		f2 += float64(n-t) * d * d
+	}
+	return s2 * f2
+}
+
+// TuneNu returns the ν on the grid {0, step, 2·step, …} ∩ [0, 0.5] that
+// minimizes NuPrefixLoss (CN24 §4 tunes ν by the loss).
+func TuneNu(n int, step float64) float64 {
+	best, bestNu := math.Inf(1), 0.0
+	for i := 0; float64(i)*step <= 0.5; i++ {
+		nu := float64(i) * step
+		if l := NuPrefixLoss(n, nu); l < best {
+			best, bestNu = l, nu
+		}
+	}
+	return bestNu
+}

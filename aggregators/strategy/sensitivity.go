@@ -1,0 +1,190 @@
+package strategy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// ParticipationKind names a participation schema (ALGORITHMS.md §2.2).
+type ParticipationKind int
+
+const (
+	// Single: every record participates in at most one round.
+	Single ParticipationKind = iota
+	// KB: (k,b)-participation, patterns {i, i+b, …, i+(k−1)b} ∩ [0,n), 0 ≤ i < b.
+	KB
+	// MinSep: b-min-sep participation, at most K participations, consecutive
+	// participations at least B rounds apart.
+	MinSep
+)
+
+// String returns "single", "kb" or "minsep".
+func (k ParticipationKind) String() string {
+	switch k {
+	case Single:
+		return "single"
+	case KB:
+		return "kb"
+	case MinSep:
+		return "minsep"
+	}
+	return fmt.Sprintf("ParticipationKind(%d)", int(k))
+}
+
+// Participation describes the schema sensitivity is computed for.
+type Participation struct {
+	Kind ParticipationKind // Single, KB ((k,b)-participation), MinSep (b-min-sep with at most K participations)
+	K, B int
+}
+
+// String returns a short description, e.g. "kb(k=6,b=342)".
+func (p Participation) String() string {
+	if p.Kind == Single {
+		return "single"
+	}
+	return fmt.Sprintf("%v(k=%d,b=%d)", p.Kind, p.K, p.B)
+}
+
+func (p Participation) check() {
+	switch p.Kind {
+	case Single:
+	case KB, MinSep:
+		if p.K < 1 || p.B < 1 {
+			panic("strategy: participation needs K ≥ 1 and B ≥ 1")
+		}
+	default:
+		panic("strategy: unknown participation kind")
+	}
+}
+
+// MaxParticipations returns k̂ = min(K, ⌈n/B⌉) (1 for single participation).
+func (p Participation) MaxParticipations(n int) int {
+	if p.Kind == Single {
+		return 1
+	}
+	return min(p.K, (n+p.B-1)/p.B)
+}
+
+// Sensitivity is the L2 sensitivity of G ↦ C G for rows of norm at most 1.
+type Sensitivity struct {
+	Value  float64 // L2 sensitivity for unit-norm rows (clip = 1)
+	Exact  bool    // false when it is an upper bound
+	Method string  // how it was computed
+}
+
+// zeroTol is the relative tolerance (of max |X_ii|) below which an entry of X
+// counts as zero (band and orthogonality detection) or as nonnegative.
+const zeroTol = 1e-12
+
+// SensitivityOf returns the sensitivity of any C with Gram matrix X = CᵀC
+// under p (ALGORITHMS.md §2.3–2.4):
+//   - Single: sqrt(max_j X_jj), exact.
+//   - KB: exact when every pattern's block X_ππ is diagonal (banded or
+//     column-orthogonal strategies) or X ≥ 0 elementwise (1ᵀX_ππ1); otherwise
+//     the Prop. E.1 upper bound max_π Σ_{i,j∈π} |X_ij|.
+//   - MinSep: exact VecSens(diag X) when X is B-banded; otherwise the Thm 3
+//     upper bound VecSens(u), u_i = VecSens(|X_i,:|).
+func SensitivityOf(X *mat.SymDense, p Participation) (Sensitivity, error) {
+	p.check()
+	n := X.SymmetricDim()
+	diag := make([]float64, n)
+	maxd := 0.0
+	for i := range diag {
+		diag[i] = X.At(i, i)
+		if !(diag[i] >= 0) || math.IsInf(diag[i], 0) {
+			return Sensitivity{}, errors.New("strategy: Gram matrix has a negative or non-finite diagonal")
+		}
+		maxd = math.Max(maxd, diag[i])
+	}
+	tol := zeroTol * maxd
+	switch p.Kind {
+	case Single:
+		return Sensitivity{Value: math.Sqrt(maxd), Exact: true, Method: "max column norm"}, nil
+	case KB:
+		diagonalBlocks, nonneg := true, true
+		best, bound := 0.0, 0.0
+		for i := 0; i < p.B && i < n; i++ {
+			s, sa := 0.0, 0.0
+			for a := 0; a < p.K && i+a*p.B < n; a++ {
+				for c := 0; c < p.K && i+c*p.B < n; c++ {
+					x := X.At(i+a*p.B, i+c*p.B)
+					if a != c && math.Abs(x) > tol {
+						diagonalBlocks = false
+					}
+					if x < -tol {
+						nonneg = false
+					}
+					s += x
+					sa += math.Abs(x)
+				}
+			}
+			best = math.Max(best, s)
+			bound = math.Max(bound, sa)
+		}
+		switch {
+		case diagonalBlocks:
+			// X_ππ diagonal ⇒ sup tr(DᵀX_ππD) = Σ_{i∈π} X_ii = Σ|X_ij| over π.
+			return Sensitivity{Value: math.Sqrt(bound), Exact: true, Method: "(k,b) patterns, diagonal blocks (exact)"}, nil
+		case nonneg:
+			return Sensitivity{Value: math.Sqrt(best), Exact: true, Method: "(k,b) patterns, X>=0 (exact)"}, nil
+		default:
+			return Sensitivity{Value: math.Sqrt(bound), Exact: false, Method: "Prop. E.1 upper bound"}, nil
+		}
+	case MinSep:
+		if Bandwidth(X, tol) <= p.B {
+			return Sensitivity{Value: math.Sqrt(VecSens(diag, p.K, p.B)), Exact: true, Method: "banded VecSens (exact)"}, nil
+		}
+		u := make([]float64, n)
+		row := make([]float64, n)
+		for i := range u {
+			for j := range row {
+				row[j] = math.Abs(X.At(i, j))
+			}
+			u[i] = VecSens(row, p.K, p.B)
+		}
+		return Sensitivity{Value: math.Sqrt(VecSens(u, p.K, p.B)), Exact: false, Method: "Thm 3 upper bound"}, nil
+	}
+	panic("unreachable")
+}
+
+// Bandwidth returns the number of bands of X: 1 + max |i−j| over entries with
+// |X_ij| > tol (1 for a diagonal matrix, 0 for the zero matrix).
+func Bandwidth(X mat.Symmetric, tol float64) int {
+	n := X.SymmetricDim()
+	bw := 0
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i-bw; j++ {
+			if math.Abs(X.At(i, j)) > tol {
+				bw = i - j + 1
+				break
+			}
+		}
+	}
+	return bw
+}
+
+// VecSens returns max_π Σ_{i∈π} v_i over sets π of at most k indices whose
+// consecutive elements differ by at least b (BMF23 Alg. 3), for v ≥ 0, in
+// O(len(v)·k) time.
+func VecSens(v []float64, k, b int) float64 {
+	if k < 0 || b < 1 {
+		panic("strategy: VecSens needs k ≥ 0 and b ≥ 1")
+	}
+	n := len(v)
+	// f[j][i] = best with j participations among indices ≥ i.
+	prev := make([]float64, n+b+1) // j-1
+	cur := make([]float64, n+b+1)
+	for j := 1; j <= k; j++ {
+		for i := range cur {
+			cur[i] = 0
+		}
+		for i := n - 1; i >= 0; i-- {
+			cur[i] = math.Max(cur[i+1], v[i]+prev[i+b])
+		}
+		prev, cur = cur, prev
+	}
+	return prev[0]
+}

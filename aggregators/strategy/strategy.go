@@ -1,0 +1,221 @@
+package strategy
+
+import (
+	"errors"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Strategy is a factorization A = B C of a workload: the encoder C (m×n,
+// full column rank) together with what the comparison and the runtime noise
+// generator need.
+type Strategy interface {
+	// Name is the strategy's name as used by `dpfl mechanism -strategy`.
+	Name() string
+	// N is the number of rounds.
+	N() int
+	// Encoder returns C (m×n).
+	Encoder() *mat.Dense
+	// Gram returns X = CᵀC.
+	Gram() *mat.SymDense
+	// Factor returns the square lower-triangular C̃ with C̃ᵀC̃ = X
+	// (ALGORITHMS.md §1.2); the noise C̃⁻¹z has the same law as C⁺z.
+	Factor() (*mat.TriDense, error)
+	// Decoder returns B with B C = A for the workload.
+	Decoder(w *Workload) (*mat.Dense, error)
+	// Sensitivity returns the L2 sensitivity of C under p.
+	Sensitivity(p Participation) (Sensitivity, error)
+	// Cost returns the per-round cost of generating the noise.
+	Cost() Cost
+}
+
+// Cost is the per-round cost of streaming the noise, in units of the model
+// dimension d (e.g. Time = 3 means about 3·d floating-point multiply-adds,
+// Memory = 3 means 3 vectors of length d kept between rounds).
+type Cost struct {
+	Time   float64 // worst round
+	Memory float64
+	Note   string
+}
+
+// Status reports what an optimizer did.
+type Status struct {
+	Method     string  // "fixed point", "L-BFGS", "closed form"
+	Iterations int     // major iterations
+	Evals      int     // objective evaluations
+	Gap        float64 // relative duality gap reached (fixed point), or NaN
+	GradNorm   float64 // final projected-gradient norm (L-BFGS), or NaN
+	Converged  bool
+	Message    string
+	Cached     bool // loaded from the disk cache
+}
+
+// Optimized is implemented by strategies produced by an optimizer.
+type Optimized interface {
+	Status() Status
+}
+
+// Metrics are a strategy's error figures for a workload and schema (σ = 1,
+// clip 1).
+type Metrics struct {
+	Strategy      string
+	N             int
+	Participation string
+	Sensitivity   Sensitivity
+	FrobB2        float64 // ‖B‖²_F
+	Loss          float64 // sens²·‖B‖²_F: total expected squared error
+	RMSE          float64 // sqrt(Loss/n)
+	MaxRoundStd   float64 // sens·max_t ‖B_t,:‖: std of the worst round's error
+	Residual      float64 // ‖B C − A‖_F / ‖A‖_F
+	Cost          Cost
+}
+
+// Evaluate computes the decoder of s for w and its error metrics under p.
+func Evaluate(s Strategy, w *Workload, p Participation) (Metrics, error) {
+	if s.N() != w.N() {
+		panic("strategy: strategy and workload sizes differ")
+	}
+	sens, err := s.Sensitivity(p)
+	if err != nil {
+		return Metrics{}, err
+	}
+	b, err := s.Decoder(w)
+	if err != nil {
+		return Metrics{}, err
+	}
+	n := s.N()
+	fro2, worst := 0.0, 0.0
+	for i := 0; i < n; i++ {
+		r := 0.0
+		for _, x := range b.RawRowView(i) {
+			r += x * x
+		}
+		fro2 += r
+		worst = math.Max(worst, r)
+	}
+	var bc mat.Dense
+	bc.Mul(b, s.Encoder())
+	bc.Sub(&bc, w.A())
+	res := mat.Norm(&bc, 2) / mat.Norm(w.A(), 2)
+	loss := sens.Value * sens.Value * fro2
+	return Metrics{
+		Strategy:      s.Name(),
+		N:             n,
+		Participation: p.String(),
+		Sensitivity:   sens,
+		FrobB2:        fro2,
+		Loss:          loss,
+		RMSE:          math.Sqrt(loss / float64(n)),
+		MaxRoundStd:   sens.Value * math.Sqrt(worst),
+		Residual:      res,
+		Cost:          s.Cost(),
+	}, nil
+}
+
+// LowerFactor returns the lower-triangular C̃ with C̃ᵀC̃ = X by the
+// exchange-matrix Cholesky of ALGORITHMS.md §1.2: L = chol(J X J),
+// C̃ = J Lᵀ J.
+func LowerFactor(X mat.Symmetric) (*mat.TriDense, error) {
+	n := X.SymmetricDim()
+	jxj := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			jxj.SetSym(i, j, X.At(n-1-i, n-1-j))
+		}
+	}
+	var ch mat.Cholesky
+	if ok := ch.Factorize(jxj); !ok {
+		return nil, errors.New("strategy: Gram matrix is not positive definite")
+	}
+	var l mat.TriDense
+	ch.LTo(&l)
+	c := mat.NewTriDense(n, mat.Lower, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			c.SetTri(i, j, l.At(n-1-j, n-1-i))
+		}
+	}
+	return c, nil
+}
+
+// solveRight returns A·C⁻¹ for a square lower-triangular C.
+func solveRight(w *Workload, c *mat.TriDense) *mat.Dense {
+	n := w.N()
+	b := mat.NewDense(n, n, nil)
+	b.Copy(w.A())
+	blas64.Trsm(blas.Right, blas.NoTrans, 1, c.RawTriangular(), b.RawMatrix())
+	return b
+}
+
+// gramOf returns CᵀC.
+func gramOf(c mat.Matrix) *mat.SymDense {
+	_, n := c.Dims()
+	x := mat.NewSymDense(n, nil)
+	x.SymOuterK(1, c.T())
+	return x
+}
+
+// Identity is C = I (DP-SGD / DP-FedAvg), B = A.
+type Identity struct{ n int }
+
+// NewIdentity returns the identity strategy for n rounds.
+func NewIdentity(n int) Identity {
+	if n <= 0 {
+		panic("strategy: non-positive n")
+	}
+	return Identity{n}
+}
+
+var _ Strategy = Identity{}
+
+// Name returns "identity".
+func (Identity) Name() string { return "identity" }
+
+// N returns the number of rounds.
+func (s Identity) N() int { return s.n }
+
+// Encoder returns I.
+func (s Identity) Encoder() *mat.Dense {
+	c := mat.NewDense(s.n, s.n, nil)
+	for i := 0; i < s.n; i++ {
+		c.Set(i, i, 1)
+	}
+	return c
+}
+
+// Gram returns I.
+func (s Identity) Gram() *mat.SymDense {
+	x := mat.NewSymDense(s.n, nil)
+	for i := 0; i < s.n; i++ {
+		x.SetSym(i, i, 1)
+	}
+	return x
+}
+
+// Factor returns I.
+func (s Identity) Factor() (*mat.TriDense, error) {
+	c := mat.NewTriDense(s.n, mat.Lower, nil)
+	for i := 0; i < s.n; i++ {
+		c.SetTri(i, i, 1)
+	}
+	return c, nil
+}
+
+// Decoder returns A.
+func (s Identity) Decoder(w *Workload) (*mat.Dense, error) {
+	b := mat.NewDense(s.n, s.n, nil)
+	b.Copy(w.A())
+	return b, nil
+}
+
+// Sensitivity returns sqrt(k̂) (1 under single participation), exact.
+func (s Identity) Sensitivity(p Participation) (Sensitivity, error) {
+	p.check()
+	return Sensitivity{Value: math.Sqrt(float64(p.MaxParticipations(s.n))), Exact: true, Method: "identity: sqrt(max participations) (exact)"}, nil
+}
+
+// Cost is one fresh Gaussian vector per round.
+func (s Identity) Cost() Cost { return Cost{Time: 1, Memory: 1, Note: "independent noise"} }

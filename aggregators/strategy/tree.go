@@ -1,0 +1,290 @@
+package strategy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TreeEstimator selects how prefix sums are decoded from the tree's nodes.
+type TreeEstimator int
+
+const (
+	// TreeVanilla sums the nodes of the dyadic decomposition of [0,t]
+	// (Kairouz et al. 2021).
+	TreeVanilla TreeEstimator = iota
+	// TreeOnline is Honaker's estimator from below (D22 App. C; K21 Eq. 4
+	// with the typo fixed).
+	TreeOnline
+	// TreeFull is the minimum-variance decoder A T⁺ ("Optimal TreeAgg").
+	TreeFull
+)
+
+// Node is a complete dyadic block [Start, Start+Len) of rounds (0-based).
+type Node struct{ Start, Len int }
+
+// Tree is binary-tree aggregation over n rounds. For n not a power of two
+// only the complete dyadic nodes inside [0,n) are kept (a forest); there are
+// 2n − popcount(n) of them.
+type Tree struct {
+	n     int
+	est   TreeEstimator
+	nodes []Node
+	index map[Node]int
+}
+
+var _ Strategy = (*Tree)(nil)
+
+// NewTree returns the tree strategy with the given estimator.
+func NewTree(n int, est TreeEstimator) *Tree {
+	if n <= 0 {
+		panic("strategy: non-positive n")
+	}
+	if est < TreeVanilla || est > TreeFull {
+		panic("strategy: unknown tree estimator")
+	}
+	t := &Tree{n: n, est: est, index: make(map[Node]int)}
+	for l := 1; l <= n; l *= 2 {
+		for s := 0; s+l <= n; s += l {
+			t.index[Node{s, l}] = len(t.nodes)
+			t.nodes = append(t.nodes, Node{s, l})
+		}
+	}
+	return t
+}
+
+// Name returns "tree", "tree-online" or "tree-full".
+func (t *Tree) Name() string {
+	return [...]string{"tree", "tree-online", "tree-full"}[t.est]
+}
+
+// N returns the number of rounds.
+func (t *Tree) N() int { return t.n }
+
+// Nodes returns the complete dyadic nodes; row r of C is the indicator of
+// Nodes()[r]. Leaves come first, then blocks of length 2, 4, ….
+func (t *Tree) Nodes() []Node { return append([]Node(nil), t.nodes...) }
+
+// Levels returns ⌈log₂(n+1)⌉, the number of nodes containing a leaf at most.
+func (t *Tree) Levels() int { return bits.Len(uint(t.n)) }
+
+// Encoder returns the node-indicator matrix T (m×n).
+func (t *Tree) Encoder() *mat.Dense {
+	c := mat.NewDense(len(t.nodes), t.n, nil)
+	for r, nd := range t.nodes {
+		for j := nd.Start; j < nd.Start+nd.Len; j++ {
+			c.Set(r, j, 1)
+		}
+	}
+	return c
+}
+
+// Gram returns X = TᵀT: X_ij is the number of nodes containing both i and j.
+func (t *Tree) Gram() *mat.SymDense {
+	x := mat.NewSymDense(t.n, nil)
+	for _, nd := range t.nodes {
+		for i := nd.Start; i < nd.Start+nd.Len; i++ {
+			for j := i; j < nd.Start+nd.Len; j++ {
+				x.SetSym(i, j, x.At(i, j)+1)
+			}
+		}
+	}
+	return x
+}
+
+// Factor returns C̃ with C̃ᵀC̃ = TᵀT.
+func (t *Tree) Factor() (*mat.TriDense, error) { return LowerFactor(t.Gram()) }
+
+// decomposition returns the dyadic blocks of [0, t) (t ≥ 1), largest first.
+func decomposition(t int) []Node {
+	var out []Node
+	s := 0
+	for b := bits.Len(uint(t)) - 1; b >= 0; b-- {
+		if t&(1<<b) != 0 {
+			out = append(out, Node{s, 1 << b})
+			s += 1 << b
+		}
+	}
+	return out
+}
+
+// PrefixWeights returns the estimator's weights W (n×m) with W T = S: row t
+// estimates the prefix sum of rounds 0..t from the node values. Runtime
+// noise for round t is (W z)_t − (W z)_{t−1} for node noises z.
+func (t *Tree) PrefixWeights() (*mat.Dense, error) {
+	m := len(t.nodes)
+	w := mat.NewDense(t.n, m, nil)
+	switch t.est {
+	case TreeVanilla:
+		for r := 0; r < t.n; r++ {
+			for _, b := range decomposition(r + 1) {
+				w.Set(r, t.index[b], 1)
+			}
+		}
+	case TreeOnline:
+		for r := 0; r < t.n; r++ {
+			for _, b := range decomposition(r + 1) {
+				// s[block] = Σ_depth 2^{-depth}·(nodes at that depth) / (2 − 1/m).
+				norm := 2 - 1/float64(b.Len)
+				for l, f := b.Len, 1.0; l >= 1; l, f = l/2, f/2 {
+					for s := b.Start; s < b.Start+b.Len; s += l {
+						w.Set(r, t.index[Node{s, l}], f/norm)
+					}
+				}
+			}
+		}
+	case TreeFull:
+		// W = S T⁺ = S X⁻¹ Tᵀ.
+		var ch mat.Cholesky
+		if !ch.Factorize(t.Gram()) {
+			return nil, errors.New("strategy: tree Gram matrix not positive definite")
+		}
+		var xt mat.Dense
+		if err := ch.SolveTo(&xt, t.Encoder().T()); err != nil {
+			return nil, fmt.Errorf("strategy: tree pseudo-inverse: %w", err)
+		}
+		Prefix(t.n).mulA(w, &xt)
+	}
+	return w, nil
+}
+
+// Decoder returns B = A S⁻¹ W (B = A T⁺ for the full estimator).
+func (t *Tree) Decoder(wl *Workload) (*mat.Dense, error) {
+	w, err := t.PrefixWeights()
+	if err != nil {
+		return nil, err
+	}
+	if wl.IsPrefix() {
+		return w, nil
+	}
+	// S⁻¹ W: first differences of rows.
+	m := len(t.nodes)
+	d := mat.NewDense(t.n, m, nil)
+	for r := t.n - 1; r >= 0; r-- {
+		row := d.RawRowView(r)
+		copy(row, w.RawRowView(r))
+		if r > 0 {
+			prev := w.RawRowView(r - 1)
+			for j := range row {
+				row[j] -= prev[j]
+			}
+		}
+	}
+	var b mat.Dense
+	b.Mul(wl.A(), d)
+	return &b, nil
+}
+
+// Sensitivity is exact for every schema: ⌈log₂(n+1)⌉ nodes per leaf under
+// single participation, the pattern formula under (k,b) (T ≥ 0), and the
+// exact dynamic program over the forest under b-min-sep.
+func (t *Tree) Sensitivity(p Participation) (Sensitivity, error) {
+	p.check()
+	switch p.Kind {
+	case Single:
+		return Sensitivity{Value: math.Sqrt(float64(t.Levels())), Exact: true, Method: "tree levels (exact)"}, nil
+	case MinSep:
+		return Sensitivity{Value: math.Sqrt(TreeMinSepSens2(t.n, p.K, p.B)), Exact: true, Method: "tree DP (exact)"}, nil
+	}
+	return SensitivityOf(t.Gram(), p)
+}
+
+// Cost: the vanilla and online estimators keep one noise vector per level;
+// the full estimator streams a dense C̃⁻¹.
+func (t *Tree) Cost() Cost {
+	l := float64(t.Levels())
+	if t.est == TreeFull {
+		return Cost{Time: float64(t.n), Memory: float64(t.n), Note: "dense C̃⁻¹ row per round (or O(d) memory regenerating z_j from seeds)"}
+	}
+	return Cost{Time: l, Memory: l + 1, Note: "one noise vector per tree level"}
+}
+
+// TreeMinSepSens2 returns the exact squared sensitivity of the tree (complete
+// nodes of [0,n)) under b-min-sep participation with at most k
+// participations: max over patterns of Σ_nodes (participations in node)².
+// It is a dynamic program over the forest and over each tree's halves, with
+// the distance constraints to the left and right ends as state.
+func TreeMinSepSens2(n, k, b int) float64 {
+	if n <= 0 || k < 0 || b < 1 {
+		panic("strategy: bad tree sensitivity arguments")
+	}
+	var sizes []int
+	for l := bits.Len(uint(n)) - 1; l >= 0; l-- {
+		if n&(1<<l) != 0 {
+			sizes = append(sizes, 1<<l)
+		}
+	}
+	d := &treeDP{b: b, memo: make(map[[4]int]float64)}
+	// g(idx, c, L): trees idx.. with at most c participations, first at
+	// offset ≥ L in tree idx.
+	type key struct{ idx, c, L int }
+	gm := make(map[key]float64)
+	var g func(idx, c, L int) float64
+	g = func(idx, c, L int) float64 {
+		if idx == len(sizes) || c == 0 {
+			return 0
+		}
+		kk := key{idx, c, L}
+		if v, ok := gm[kk]; ok {
+			return v
+		}
+		s := sizes[idx]
+		best := g(idx+1, c, max(0, L-s))
+		for i := 1; i <= c; i++ {
+			for R := 0; R < b; R++ {
+				f := d.f(s, i, L, R)
+				if math.IsInf(f, -1) {
+					continue
+				}
+				best = math.Max(best, f+g(idx+1, c-i, b-1-R))
+			}
+		}
+		gm[kk] = best
+		return best
+	}
+	return g(0, k, 0)
+}
+
+type treeDP struct {
+	b    int
+	memo map[[4]int]float64
+}
+
+// f returns the max of Σ_nodes c_z² over sets of exactly c positions in a
+// complete tree of size s, first ≥ L, last ≤ s−1−R, gaps ≥ b; −∞ if none.
+func (d *treeDP) f(s, c, L, R int) float64 {
+	if c == 0 {
+		return 0
+	}
+	if L+R > s-1 || (c-1)*d.b > s-1-L-R {
+		return math.Inf(-1)
+	}
+	if c == 1 {
+		return float64(bits.Len(uint(s))) // nodes on a leaf-to-root path
+	}
+	key := [4]int{s, c, L, R}
+	if v, ok := d.memo[key]; ok {
+		return v
+	}
+	h := s / 2
+	best := math.Inf(-1)
+	// All in the right half, or all in the left half.
+	best = math.Max(best, d.f(h, c, max(L-h, 0), R))
+	best = math.Max(best, d.f(h, c, L, max(R-h, 0)))
+	for i := 1; i < c; i++ {
+		for j := 0; j < d.b; j++ {
+			fl := d.f(h, i, L, d.b-1-j)
+			if math.IsInf(fl, -1) {
+				continue
+			}
+			fr := d.f(h, c-i, j, R)
+			best = math.Max(best, fl+fr)
+		}
+	}
+	best += float64(c * c)
+	d.memo[key] = best
+	return best
+}
