@@ -1,0 +1,119 @@
+package privacy
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func gaussianFactory(sigma float64) Event { return Gaussian{sigma} }
+
+func TestCalibrateExactBMF23Table4(t *testing.T) {
+	// BMF23 Table 4 (seed 003): the DP-SGD noise multipliers for ε = 1, 2, 4,
+	// 8, 16 at δ = 1e-6 are exact calibrations of one Gaussian. The table has 5
+	// decimals: tolerance 6e-6 absolute (half a unit in the last place plus
+	// the bisection's relative tolerance 1e-8).
+	want := map[float64]float64{1: 4.22468, 2: 2.23048, 4: 1.19352, 8: 0.65294, 16: 0.36861}
+	for eps, sigma := range want {
+		s, g, err := Calibrate(eps, 1e-6, gaussianFactory, NewExact, 1e-8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(s-sigma) > 6e-6 {
+			t.Errorf("ε = %g: σ = %.7f, want %.5f", eps, s, sigma)
+		}
+		if g.Epsilon > eps || g.Epsilon < eps-1e-6 || g.Method != MethodExactGDP || g.Delta != 1e-6 {
+			t.Errorf("ε = %g: achieved %v", eps, g)
+		}
+	}
+}
+
+func TestCalibrateRoundTrip(t *testing.T) {
+	// For each accountant: calibrate, then check the accountant at σ meets the
+	// target and at σ/(1+2 relTol) does not (the answer is the smallest σ up to relTol).
+	const relTol = 1e-6
+	sampled := func(s float64) Event { return SelfComposed{PoissonSampled{0.01, Gaussian{s}}, 500} }
+	cases := []struct {
+		name    string
+		factory func(float64) Event
+		acct    func() Accountant
+	}{
+		{"exact", func(s float64) Event { return SelfComposed{Gaussian{s}, 100} }, NewExact},
+		{"zcdp", gaussianFactory, func() Accountant { return NewZCDP(ZCDPStandard) }},
+		{"zcdp-cks", gaussianFactory, func() Accountant { return NewZCDP(ZCDPCKS) }},
+		{"rdp-cks", sampled, func() Accountant { return NewRDP(nil, CKS) }},
+		{"rdp-mironov", sampled, func() Accountant { return NewRDP(nil, Mironov) }},
+	}
+	for _, c := range cases {
+		for _, eps := range []float64{0.5, 2, 10} {
+			s, g, err := Calibrate(eps, 1e-5, c.factory, c.acct, relTol)
+			if err != nil {
+				t.Fatalf("%s ε = %g: %v", c.name, eps, err)
+			}
+			at := func(sigma float64) float64 {
+				a := c.acct()
+				if err := a.Compose(c.factory(sigma), 1); err != nil {
+					t.Fatal(err)
+				}
+				g, err := a.Epsilon(1e-5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return g.Epsilon
+			}
+			if e := at(s); e > eps || e != g.Epsilon {
+				t.Errorf("%s: σ = %g gives ε = %g (reported %g), target %g", c.name, s, e, g.Epsilon, eps)
+			}
+			if e := at(s / (1 + 2*relTol)); e <= eps {
+				t.Errorf("%s: smaller σ = %g also meets ε = %g (ε = %g)", c.name, s/(1+2*relTol), eps, e)
+			}
+		}
+	}
+}
+
+func TestCalibrateUnreachable(t *testing.T) {
+	// ε so small that even σ = 1e6 fails (10^12 composed Gaussians).
+	f := func(s float64) Event { return SelfComposed{Gaussian{s}, 1_000_000_000_000} }
+	_, _, err := Calibrate(1e-9, 1e-6, f, NewExact, 1e-6)
+	if err == nil || !strings.Contains(err.Error(), "ε = 1e-09 at δ = 1e-06") || !strings.HasPrefix(err.Error(), "privacy: ") {
+		t.Errorf("unreachable ε: error %v", err)
+	}
+	// δ = 0: the exact accountant cannot certify anything.
+	_, _, err = Calibrate(1, 0, gaussianFactory, NewExact, 1e-6)
+	if err == nil || !strings.Contains(err.Error(), "ε = 1 at δ = 0") {
+		t.Errorf("δ = 0: error %v", err)
+	}
+	// The accountant cannot account the event at all.
+	_, _, err = Calibrate(1, 1e-6, func(s float64) Event { return PoissonSampled{0.1, Gaussian{s}} }, NewExact, 1e-6)
+	if err == nil || !strings.Contains(err.Error(), "cannot account") {
+		t.Errorf("unsupported event: error %v", err)
+	}
+	for _, tol := range []float64{0, -1, 1, math.NaN()} {
+		if _, _, err := Calibrate(1, 1e-6, gaussianFactory, NewExact, tol); err == nil {
+			t.Errorf("relTol %g accepted", tol)
+		}
+	}
+}
+
+func TestCalibrateNoiseNotNeeded(t *testing.T) {
+	// An event whose privacy does not depend on σ and already meets the target:
+	// the smallest σ of the search range is returned.
+	// PureDP{0.5} is 0.125-zCDP: ε = 2.753 at δ = 1e-6 by Lemma 3.8.
+	s, g, err := Calibrate(3, 1e-6, func(float64) Event { return PureDP{0.5} }, func() Accountant { return NewZCDP(ZCDPStandard) }, 1e-6)
+	if err != nil || s != 1e-6 || math.Abs(g.Epsilon-2.753) > 1e-3 {
+		t.Errorf("σ = %g, %v, %v", s, g, err)
+	}
+}
+
+// BenchmarkCalibrateSampledGaussian2000 calibrates σ for 2,000 rounds of a
+// Poisson-sampled Gaussian (q = 0.01, ε = 2, δ = 1e-6, RDP with CKS over
+// DefaultOrders, relative tolerance 1e-4).
+func BenchmarkCalibrateSampledGaussian2000(b *testing.B) {
+	f := func(s float64) Event { return SelfComposed{PoissonSampled{0.01, Gaussian{s}}, 2000} }
+	acct := func() Accountant { return NewRDP(nil, CKS) }
+	for b.Loop() {
+		if _, _, err := Calibrate(2, 1e-6, f, acct, 1e-4); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,54 @@
+// Package privacy is dpfl's privacy accounting: it turns descriptions of what a
+// training run released into (epsilon, delta) guarantees, and target guarantees
+// into noise multipliers.
+//
+// # Events
+//
+// Privacy-relevant releases are described by immutable events in the style of
+// dp_accounting's dp_event.py: [Gaussian] (a Gaussian mechanism with noise
+// multiplier sigma = noise std / L2 sensitivity), [PureDP] (an epsilon-DP
+// release such as report-noisy-max), [SelfComposed] (an event repeated Count
+// times), [PoissonSampled] (an event run on a Poisson sample with inclusion
+// probability q) and [Composed] (different events one after the other).
+// Accountants consume events; no accountant touches training code. All noise
+// multipliers are sensitivity-normalized (ALGORITHMS.md §1.5): a mechanism with
+// L2 sensitivity D and noise std s is Gaussian{NoiseMultiplier: s/D}.
+//
+// # Accountants
+//
+// Every [Accountant] has Compose(event, count), Epsilon(delta) and
+// Delta(epsilon). Compose is atomic: when it returns an error the accountant is
+// unchanged.
+//
+//   - [NewExact]: compositions of non-sampled Gaussians are mu-GDP with
+//     mu = sqrt(sum 1/sigma_i^2); the (epsilon, delta) curve is the analytic
+//     Gaussian formula of Balle and Wang (2018),
+//     delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu). Tight.
+//   - [NewRDP]: Renyi DP over a grid of orders (Mironov 2017); the Poisson
+//     subsampled Gaussian by Mironov, Talwar and Zhang (2019) at integer and
+//     fractional orders. Conversion to (epsilon, delta) by Mironov's
+//     eps = rdp + log(1/delta)/(alpha-1) or by the improved one of Canonne,
+//     Kamath and Steinke (2020); the order that attains the minimum is reported.
+//   - [NewZCDP]: zero-concentrated DP (Bun and Steinke 2016, as in the LK18
+//     slides): composition adds rho, a Gaussian gives 1/(2 sigma^2), epsilon-DP
+//     gives epsilon^2/2; conversion by rho + 2 sqrt(rho log(1/delta)) or by the
+//     tighter route through RDP (alpha rho at every alpha > 1, CKS conversion).
+//
+// For the same Gaussian events the three give epsilon_zCDP >= epsilon_RDP >=
+// epsilon_exact (tests check it). Poisson sampling is only amplified by the
+// RDP accountant; the exact and zCDP accountants refuse sampled events rather
+// than silently ignore the sampling.
+//
+// A [Guarantee] always carries its method, delta and (for RDP) the order used;
+// its String method prints all three.
+//
+// # Calibration and budgets
+//
+// [Calibrate] finds the smallest noise multiplier whose event meets a target
+// (epsilon, delta) by bisection through an event factory (as in
+// dp_accounting's mechanism_calibration.py). [Ledger] is a zCDP budget that is
+// spent round by round (the adaptive-budget gradient descent of LK18 needs it)
+// and refuses overspending.
+//
+// Package privacy imports only the standard library and gonum.
+package privacy

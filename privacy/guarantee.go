@@ -1,0 +1,37 @@
+package privacy
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Method names used in Guarantee.Method.
+const (
+	MethodExactGDP   = "exact-gdp"   // analytic Gaussian / GDP (Balle and Wang 2018)
+	MethodRDPCKS     = "rdp-cks"     // RDP, Canonne-Kamath-Steinke (2020) conversion
+	MethodRDPMironov = "rdp-mironov" // RDP, Mironov (2017) conversion
+	MethodZCDP       = "zcdp"        // zCDP, rho + 2 sqrt(rho log(1/delta)) (LK18 Lemma 3.8)
+	MethodZCDPCKS    = "zcdp-cks"    // zCDP as RDP alpha*rho, CKS conversion, optimal alpha
+)
+
+// Guarantee is an (Epsilon, Delta)-DP statement together with how it was
+// obtained: Method is one of the Method constants, Order the Renyi order that
+// attained the bound (0 when the method has no order).
+type Guarantee struct {
+	Epsilon, Delta float64
+	Method         string
+	Order          float64
+}
+
+// String formats g as e.g. "ε = 2.314 at δ = 1e-05 (zcdp)" or, with an order,
+// "ε = 7.329 at δ = 1e-05 (rdp-cks, order 9.5)".
+func (g Guarantee) String() string {
+	eps := strconv.FormatFloat(g.Epsilon, 'g', 4, 64)
+	if g.Epsilon >= 1 && g.Epsilon < 1e6 {
+		eps = strconv.FormatFloat(g.Epsilon, 'f', 3, 64)
+	}
+	if g.Order > 0 {
+		return fmt.Sprintf("ε = %s at δ = %g (%s, order %.4g)", eps, g.Delta, g.Method, g.Order)
+	}
+	return fmt.Sprintf("ε = %s at δ = %g (%s)", eps, g.Delta, g.Method)
+}
