@@ -1,0 +1,133 @@
+package strategy
+
+import (
+	"context"
+	"math"
+	"os"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func TestOptimalSingleReference(t *testing.T) {
+	// NUMBERS.md §D.3 (independent implementation, gap 1e-9): optimal losses.
+	ref := map[int]float64{4: 6.874144, 16: 45.665357, 64: 282.201421, 256: 1631.403045}
+	for _, n := range []int{4, 16, 64, 256} {
+		f, err := OptimalSingle(context.Background(), Prefix(n), FixedPointOptions{Gap: 1e-9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := f.Status()
+		if !st.Converged || st.Gap > 1e-9 {
+			t.Fatalf("n=%d: not converged: %+v", n, st)
+		}
+		m := mustEval(t, f, Prefix(n), Participation{Kind: Single})
+		// Reference printed to 6 decimals; our gap 1e-9 bounds the suboptimality
+		// by 1e-9·loss, so tolerance 1e-6 + 2e-9·loss.
+		if !near(m.Loss, ref[n], 1e-6+2e-9*ref[n]) {
+			t.Errorf("n=%d: loss %.7f, want %.6f", n, m.Loss, ref[n])
+		}
+		if !near(m.Sensitivity.Value, 1, 1e-12) {
+			t.Errorf("n=%d: sensitivity %v, want 1", n, m.Sensitivity.Value)
+		}
+		// Primal equals dual at convergence: the dual bound reached is within the gap.
+		t.Logf("n=%d: %d iterations, gap %.2e, %s", n, st.Iterations, st.Gap, st.Message)
+		c, _ := f.Factor()
+		if !mat.EqualApprox(gramOf(c), f.Gram(), 1e-10) {
+			t.Errorf("n=%d: CᵀC ≠ X", n)
+		}
+		if n == 4 {
+			// C₀₀ = 0.8247, C₁₀ = 0.4495 (4 decimals).
+			if !near(c.At(0, 0), 0.8247, 1e-4) || !near(c.At(1, 0), 0.4495, 1e-4) {
+				t.Errorf("n=4: C00 %v C10 %v, want 0.8247 0.4495", c.At(0, 0), c.At(1, 0))
+			}
+		}
+		if n == 64 && (!near(c.At(0, 0), 0.5397, 1e-4) || !near(c.At(1, 0), 0.3209, 1e-4)) {
+			t.Errorf("n=64: C00 %v C10 %v, want 0.5397 0.3209", c.At(0, 0), c.At(1, 0))
+		}
+	}
+}
+
+// The dual bound at the optimum equals the primal: run to gap 1e-12 and
+// compare the optimal loss with the dual bound of a fresh, unconverged
+// iterate, which must lie below it (weak duality).
+func TestOptimalDualityAndOrdering(t *testing.T) {
+	n := 64
+	w := Prefix(n)
+	var duals []float64
+	f, err := OptimalSingle(context.Background(), w, FixedPointOptions{Gap: 1e-12, Progress: func(_ int, p, d float64) {
+		duals = append(duals, d)
+		if d > p*(1+1e-12) {
+			t.Errorf("dual %v above primal %v", d, p)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := mustEval(t, f, w, Participation{Kind: Single}).Loss
+	for i, d := range duals {
+		if d > opt*(1+1e-12) {
+			t.Errorf("iteration %d: dual bound %v above optimum %v", i, d, opt)
+		}
+	}
+	if last := duals[len(duals)-1]; !near(last, opt, 1e-11*opt) {
+		t.Errorf("dual %v ≠ primal %v at convergence (tolerance 1e-11 relative)", last, opt)
+	}
+	// ALGORITHMS.md §4 ordering: optimal < sqrt < Honaker full < online < vanilla < identity.
+	single := Participation{Kind: Single}
+	order := []float64{
+		opt,
+		mustEval(t, NewNu(n, 0), w, single).Loss,
+		mustEval(t, NewTree(n, TreeFull), w, single).Loss,
+		mustEval(t, NewTree(n, TreeOnline), w, single).Loss,
+		mustEval(t, NewTree(n, TreeVanilla), w, single).Loss,
+		mustEval(t, NewIdentity(n), w, single).Loss,
+	}
+	for i := 1; i < len(order); i++ {
+		if !(order[i-1] < order[i]) {
+			t.Errorf("ordering violated at %d: %v", i, order)
+		}
+	}
+}
+
+func TestOptimalMomentumWorkload(t *testing.T) {
+	// NUMBERS.md §D.3: β = 0 with cooldown, n = 256: optimal 1502.253, and the
+	// prefix-optimal C applied to this workload gives 1507.484 (3 decimals).
+	n := 256
+	w := Momentum(n, 0, LinearCooldown(n, 64, 0.05))
+	f, err := OptimalSingle(context.Background(), w, FixedPointOptions{Gap: 1e-8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	single := Participation{Kind: Single}
+	if m := mustEval(t, f, w, single); !near(m.Loss, 1502.253, 1e-3+1e-8*m.Loss) {
+		t.Errorf("optimal for cooldown: %.4f, want 1502.253 (%d iterations)", m.Loss, f.Status().Iterations)
+	}
+	fp, err := OptimalSingle(context.Background(), Prefix(n), FixedPointOptions{Gap: 1e-10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := mustEval(t, fp, w, single); !near(m.Loss, 1507.484, 2e-3) {
+		t.Errorf("opt-prefix on cooldown: %.4f, want 1507.484", m.Loss)
+	}
+}
+
+func TestOptimalN1024Long(t *testing.T) {
+	if os.Getenv("DPFL_LONG") != "1" {
+		t.Skip("n=1024 fixed point is long; set DPFL_LONG=1 to run it")
+	}
+	// NUMBERS.md §D.3: loss 8944.3292, C[0][0] = 0.39549, C[1][0] = 0.23536,
+	// C[1][1] = 0.41994, C[n−1][n−1] = 1.
+	f, err := OptimalSingle(context.Background(), Prefix(1024), FixedPointOptions{Gap: 1e-9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustEval(t, f, Prefix(1024), Participation{Kind: Single})
+	c, _ := f.Factor()
+	if !near(m.Loss, 8944.3292, 1e-4+1e-8*m.Loss) || !near(c.At(0, 0), 0.39549, 1e-5) || !near(c.At(1, 0), 0.23536, 1e-5) ||
+		!near(c.At(1, 1), 0.41994, 1e-5) || !near(c.At(1023, 1023), 1, 1e-5) || !near(m.RMSE, 2.9555, 1e-4) {
+		t.Errorf("n=1024: loss %v rmse %v C00 %v C10 %v C11 %v Cnn %v", m.Loss, m.RMSE, c.At(0, 0), c.At(1, 0), c.At(1, 1), c.At(1023, 1023))
+	}
+	t.Logf("%+v", f.Status())
+	_ = math.Pi
+}
