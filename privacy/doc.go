@@ -35,7 +35,9 @@
 //     tighter route through RDP (alpha rho at every alpha > 1, CKS conversion).
 //
 // For the same Gaussian events the three give epsilon_zCDP >= epsilon_RDP >=
-// epsilon_exact (tests check it). Poisson sampling is only amplified by the
+// epsilon_exact as long as the optimal Renyi order lies inside the RDP grid
+// (for epsilon in the hundreds the grid's smallest order 1.1 limits RDP);
+// tests check it. Poisson sampling is only amplified by the
 // RDP accountant; the exact and zCDP accountants refuse sampled events rather
 // than silently ignore the sampling.
 //

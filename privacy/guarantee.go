@@ -26,8 +26,10 @@ type Guarantee struct {
 // String formats g as e.g. "ε = 2.314 at δ = 1e-05 (zcdp)" or, with an order,
 // "ε = 7.329 at δ = 1e-05 (rdp-cks, order 9.5)".
 func (g Guarantee) String() string {
+	// Four significant digits below 1 (0.8793), three decimals up to 1e6
+	// (7.329, 18.195), exponent form above (1.78e+07).
 	eps := strconv.FormatFloat(g.Epsilon, 'g', 4, 64)
-	if g.Epsilon >= 1 && g.Epsilon < 1e6 {
+	if g.Epsilon < 1e6 && (g.Epsilon >= 1 || eps == "1") {
 		eps = strconv.FormatFloat(g.Epsilon, 'f', 3, 64)
 	}
 	if g.Order > 0 {

@@ -194,10 +194,9 @@ func (a *RDP) Epsilon(delta float64) (Guarantee, error) {
 	for i, al := range a.orders {
 		var eps float64
 		switch {
+		case a.rdp[i] == 0: // identical distributions: ε = 0 at any δ
 		case delta == 0:
-			if a.rdp[i] != 0 {
-				continue
-			}
+			continue
 		case a.conv == Mironov:
 			eps = a.rdp[i] + math.Log(1/delta)/(al-1)
 		default:
