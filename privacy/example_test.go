@@ -18,7 +18,7 @@ func ExampleNewExact() {
 		panic(err)
 	}
 	fmt.Println(g)
-	// Output: ε = 5.202 at δ = 1e-06 (exact-gdp)
+	// Output: ε = 5.189 at δ = 1e-06 (exact-gdp)
 }
 
 // DP-SGD with Poisson sampling: the Opacus test vector.
