@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func runAccount(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), append([]string{"account"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func accountJSON(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	code, out, errs := runAccount(t, append(args, "-json")...)
+	if code != exitOK {
+		t.Fatalf("dpfl account %v: exit %d, stderr %q", args, code, errs)
+	}
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(out))
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("output %q is not JSON: %v", out, err)
+	}
+	if dec.More() {
+		t.Fatalf("output %q holds more than one JSON value", out)
+	}
+	for _, k := range []string{"epsilon", "delta", "sigma", "steps", "sensitivity", "accountant"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON %q lacks key %q", out, k)
+		}
+	}
+	return m
+}
+
+func TestAccountExactText(t *testing.T) {
+	// BMF23 Table 4: σ = 4.22468 → ε = 1.000 at δ = 1e-6 with the exact accountant (the default).
+	code, out, errs := runAccount(t, "-sigma", "4.22468", "-delta", "1e-6")
+	if code != exitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, want := range []string{"mechanism    gaussian", "steps        1", "accountant   exact-gdp", "epsilon      ε = 1.000 at δ = 1e-06 (exact-gdp)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestAccountSampledJSON(t *testing.T) {
+	// Opacus vector: q = 0.04, σ = 1.5, 2250 steps, δ = 1e-5 → 7.32911117143 with
+	// RDP-CKS over 1.1..10.9 and 12..63 (tolerance 1e-9); sampled defaults to RDP (CKS).
+	var list []string
+	for x := 1; x < 100; x++ {
+		list = append(list, strconv.FormatFloat(1+float64(x)/10, 'g', -1, 64))
+	}
+	for a := 12; a < 64; a++ {
+		list = append(list, strconv.Itoa(a))
+	}
+	orders := strings.Join(list, ",")
+	m := accountJSON(t, "-q", "0.04", "-sigma", "1.5", "-steps", "2250", "-delta", "1e-5", "-orders", orders)
+	if e := m["epsilon"].(float64); math.Abs(e-7.32911117143) > 1e-9 {
+		t.Errorf("epsilon %v, want 7.32911117143", e)
+	}
+	if m["accountant"] != "rdp-cks" || m["order"] != 3.9 || m["mechanism"] != "sampled-gaussian" || m["q"] != 0.04 || m["steps"] != 2250.0 {
+		t.Errorf("JSON %v", m)
+	}
+	// Mironov's conversion gives 8.0738 (tolerance 1e-4).
+	m = accountJSON(t, "-q", "0.04", "-sigma", "1.5", "-steps", "2250", "-delta", "1e-5", "-orders", orders, "-accountant", "rdp-mironov")
+	if e := m["epsilon"].(float64); math.Abs(e-8.0738) > 1e-4 || m["accountant"] != "rdp-mironov" {
+		t.Errorf("Mironov: %v", m)
+	}
+}
+
+func jsonNum(x float64) string {
+	b, _ := json.Marshal(x)
+	return string(b)
+}
+
+func TestAccountCalibrate(t *testing.T) {
+	// BMF23 Table 4 in unnormalized units: k = 6 participations without
+	// amplification → sensitivity √6; σ for ε = 1 at δ = 1e-6 is 4.22468·√6
+	// (noise multiplier 4.22468, tolerance 6e-6 on the 5-decimal table).
+	m := accountJSON(t, "-epsilon", "1", "-delta", "1e-6", "-sensitivity", jsonNum(math.Sqrt(6)), "-tol", "1e-8")
+	nm := m["noise_multiplier"].(float64)
+	if math.Abs(nm-4.22468) > 6e-6 || math.Abs(m["sigma"].(float64)-nm*math.Sqrt(6)) > 1e-9 {
+		t.Errorf("JSON %v: want noise multiplier 4.22468, sigma = 4.22468·√6", m)
+	}
+	if m["calibrated"] != true || m["epsilon"].(float64) > 1 || m["accountant"] != "exact-gdp" {
+		t.Errorf("JSON %v", m)
+	}
+	if _, ok := m["order"]; ok {
+		t.Errorf("exact accountant reports an order: %v", m)
+	}
+	// K21 Table 4 DP-SGDM row: 1600 rounds, q = 100/342477, ε = 7.51 at δ = 1e-6
+	// ↔ σ = 0.4 (the paper's σ has 1 decimal: tolerance 0.005).
+	m = accountJSON(t, "-epsilon", "7.51", "-q", jsonNum(100.0/342477), "-steps", "1600", "-delta", "1e-6")
+	if s := m["sigma"].(float64); math.Abs(s-0.4) > 0.005 || m["accountant"] != "rdp-cks" || m["order"] == nil {
+		t.Errorf("K21 calibration: %v", m)
+	}
+	// Text form names the calibration target and the tolerance.
+	code, out, _ := runAccount(t, "-epsilon", "2", "-delta", "1e-6", "-accountant", "zcdp")
+	if code != exitOK || !strings.Contains(out, "calibrated for ε = 2 at δ = 1e-06") || !strings.Contains(out, "(zcdp)") {
+		t.Errorf("exit %d, output:\n%s", code, out)
+	}
+}
+
+func TestAccountAccountantOrdering(t *testing.T) {
+	// zCDP >= RDP >= exact for the same Gaussian, through the command line.
+	eps := map[string]float64{}
+	for _, a := range []string{"exact", "rdp", "zcdp", "zcdp-cks"} {
+		m := accountJSON(t, "-sigma", "2", "-steps", "10", "-delta", "1e-6", "-accountant", a)
+		eps[a] = m["epsilon"].(float64)
+	}
+	if !(eps["zcdp"] > eps["rdp"] && eps["rdp"] > eps["exact"] && eps["zcdp-cks"] <= eps["rdp"]) {
+		t.Errorf("epsilons %v", eps)
+	}
+}
+
+func TestAccountUsageErrors(t *testing.T) {
+	cases := [][]string{
+		{},
+		{"-json"},
+		{"-sigma", "1"}, // no delta
+		{"-sigma", "1", "-epsilon", "1", "-delta", "1e-6"}, // both
+		{"-delta", "1e-6"}, // neither
+		{"-sigma", "0", "-delta", "1e-6"},
+		{"-sigma", "1", "-delta", "1"},
+		{"-sigma", "1", "-delta", "1e-6", "-steps", "0"},
+		{"-sigma", "1", "-delta", "1e-6", "-sensitivity", "-2"},
+		{"-sigma", "1", "-delta", "1e-6", "-mechanism", "laplace"},
+		{"-sigma", "1", "-delta", "1e-6", "-mechanism", "sampled-gaussian"},
+		{"-sigma", "1", "-delta", "1e-6", "-mechanism", "gaussian", "-q", "0.1"},
+		{"-sigma", "1", "-delta", "1e-6", "-q", "1.5"},
+		{"-sigma", "1", "-delta", "1e-6", "-q", "0.1", "-accountant", "exact"},
+		{"-sigma", "1", "-delta", "1e-6", "-q", "0.1", "-accountant", "zcdp"},
+		{"-sigma", "1", "-delta", "1e-6", "-accountant", "pld"},
+		{"-sigma", "1", "-delta", "1e-6", "-accountant", "rdp", "-orders", "2,0.5"},
+		{"-sigma", "1", "-delta", "1e-6", "-orders", "2,3"},
+		{"-sigma", "x", "-delta", "1e-6"},
+		{"-bogus"},
+		{"a.yaml", "b.yaml"},
+		{"a.yaml", "-sigma", "1"},
+	}
+	for _, args := range cases {
+		code, out, errs := runAccount(t, args...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+		if out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "dpfl account: ") {
+			t.Errorf("%v: stdout %q, stderr %q; want one line on stderr", args, out, errs)
+		}
+	}
+}
+
+func TestAccountFailures(t *testing.T) {
+	// A target no σ can reach: exit 1 with one line naming the target.
+	code, out, errs := runAccount(t, "-epsilon", "1e-9", "-steps", "1000000000", "-delta", "1e-6")
+	if code != exitFailure || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "ε = 1e-09 at δ = 1e-06") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+func TestAccountHelp(t *testing.T) {
+	code, _, errs := runAccount(t, "-h")
+	if code != exitOK || !strings.Contains(errs, "dpfl account -delta D") || !strings.Contains(errs, "-accountant") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"help", "account"}, &out, &errb); code != exitOK {
+		t.Errorf("dpfl help account: exit %d", code)
+	}
+}
+
+func TestAccountConfigForm(t *testing.T) {
+	// One positional argument goes to accountConfig (implemented in
+	// account_config.go); whatever it answers, the calculator must not.
+	code, out, errs := runAccount(t, "/nonexistent/config.yaml", "-json")
+	if code == exitUsage && strings.Contains(errs, "calculator") {
+		t.Errorf("config form treated as calculator: exit %d, %q %q", code, out, errs)
+	}
+	if strings.Contains(out, `"epsilon"`) && strings.Contains(out, `"mechanism"`) && code == exitOK {
+		t.Errorf("nonexistent config produced a calculator answer: %q", out)
+	}
+}
