@@ -52,5 +52,27 @@
 // spent round by round (the adaptive-budget gradient descent of LK18 needs it)
 // and refuses overspending.
 //
+// # Which accountant reproduces which published number
+//
+// Checked by the tests, with the tolerances stated there:
+//
+//   - BMF23 Table 4 (σ = 4.22468, 2.23048, 1.19352, 0.65294, 0.36861 for
+//     ε = 1, 2, 4, 8, 16 at δ = 1e-6): exact (GDP) calibration of one Gaussian.
+//   - K21 Table 4 DP-SGDM (q = 100/342,477, 1600 rounds, δ = 1e-6,
+//     σ = 0.3..0.7 → 18.20, 7.51, 3.93, 2.40, 1.61): RDP with the CKS
+//     conversion over DefaultOrders; K21's prose "8.53" for σ = 0.4 is the
+//     Mironov conversion of the same RDP. K21 Table 5's DP-SGDM rows and
+//     tree rows (RDP of one Gaussian per tree level) are reproduced to 1 %.
+//   - Opacus's RDP test vector (σ = 1.5, q = 0.04, 2250 steps, δ = 1e-5,
+//     orders 1.1..10.9 and 12..63 → 7.32911117143): CKS conversion (Mironov
+//     gives 8.0738).
+//   - dp_accounting's RDP vector (σ = 2.5, q = 0.01, 50 steps at orders 1.5,
+//     2.5, 5, 50, 100): identical at integer orders; at the fractional orders
+//     dp_accounting now sums the absolute values of the MTZ series, which
+//     [FracAbsSeries] reproduces. The default [FracSeries] keeps the signs (as
+//     TF-Privacy and Opacus do), which equals the Renyi divergence computed by
+//     numerical integration, and gives TF-Privacy's older vector.
+//   - NUMBERS.md §D.1 zCDP values (Lemma 3.8 and zCDP→CKS at δ = 1e-6).
+//
 // Package privacy imports only the standard library and gonum.
 package privacy

@@ -2,6 +2,8 @@ package privacy
 
 import (
 	"math"
+	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -304,5 +306,24 @@ func TestDefaultOrders(t *testing.T) {
 	o[0] = 99
 	if DefaultOrders()[0] != 1.1 {
 		t.Error("DefaultOrders shares its slice")
+	}
+}
+
+func TestSampledGaussianRDPSweepLong(t *testing.T) {
+	if os.Getenv("DPFL_LONG") != "1" {
+		t.Skip("long oracle sweep (400 random q, σ, α against numerical integration); set DPFL_LONG=1 to run")
+	}
+	// Tolerance: relative 1e-6 or absolute 1e-12 (for RDP near 1e-10 the
+	// oracle's log(1 + tiny) loses relative precision).
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 400 {
+		sigma := 0.1 * math.Exp(r.Float64()*math.Log(100))
+		q := math.Min(0.95, 1e-5*math.Exp(r.Float64()*math.Log(1e5)))
+		alpha := 1 + r.Float64()*40
+		got := SampledGaussianRDP(q, sigma, alpha)
+		want := logAByIntegration(q, sigma, alpha, false) / (alpha - 1)
+		if d := math.Abs(got - want); d > 1e-6*math.Abs(want) && d > 1e-12 {
+			t.Errorf("q = %.3g σ = %.3g α = %.3g: series %.10g, integration %.10g", q, sigma, alpha, got, want)
+		}
 	}
 }
