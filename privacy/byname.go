@@ -1,0 +1,35 @@
+package privacy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// AccountantNames lists the names NewByName accepts.
+var AccountantNames = []string{"exact", "rdp", "rdp-cks", "rdp-mironov", "zcdp", "zcdp-cks"}
+
+// NewByName returns a constructor for the accountant called name: "exact"
+// (NewExact), "rdp" or "rdp-cks" (NewRDP with CKS), "rdp-mironov", "zcdp"
+// (Lemma 3.8 conversion) or "zcdp-cks". orders applies to the RDP
+// accountants (nil: DefaultOrders). Configuration and command-line code use it
+// to turn a name into an accountant.
+func NewByName(name string, orders []float64) (func() Accountant, error) {
+	for _, o := range orders {
+		if !(o > 1) {
+			return nil, fmt.Errorf("privacy: RDP order must be > 1, got %g", o)
+		}
+	}
+	switch name {
+	case "exact", MethodExactGDP:
+		return NewExact, nil
+	case "rdp", MethodRDPCKS:
+		return func() Accountant { return NewRDP(orders, CKS) }, nil
+	case MethodRDPMironov:
+		return func() Accountant { return NewRDP(orders, Mironov) }, nil
+	case MethodZCDP:
+		return func() Accountant { return NewZCDP(ZCDPStandard) }, nil
+	case MethodZCDPCKS:
+		return func() Accountant { return NewZCDP(ZCDPCKS) }, nil
+	}
+	return nil, fmt.Errorf("privacy: unknown accountant %q (want one of %s)", name, strings.Join(AccountantNames, ", "))
+}
