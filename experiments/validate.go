@@ -1,0 +1,152 @@
+package experiments
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Known values of the configuration's kind fields.
+var (
+	Datasets       = []string{"mnist"}
+	Partitions     = []string{"iid", "dirichlet"}
+	ModelKinds     = []string{"logreg", "mlp"}
+	Participations = []string{"uniform"}
+	Aggregators    = []string{"dpfedavg"}
+	Accountants    = []string{"exact", "zcdp", "zcdp-cks", "rdp"}
+	Optimizers     = []string{"sgd"}
+)
+
+// Normalize fills in the defaults of unset optional fields.
+func (c *Config) Normalize() {
+	if c.Name == "" {
+		c.Name = "run"
+	}
+	if c.Data.Partition == "" {
+		c.Data.Partition = "iid"
+	}
+	if c.Data.Partition == "dirichlet" && c.Data.Alpha == 0 {
+		c.Data.Alpha = 0.5
+	}
+	if c.Model.Kind == "mlp" && len(c.Model.Hidden) == 0 {
+		c.Model.Hidden = []int{200}
+	}
+	if c.Client.Epochs == 0 {
+		c.Client.Epochs = 1
+	}
+	if c.Client.BatchSize == 0 {
+		c.Client.BatchSize = 10
+	}
+	if c.Participation.Kind == "" {
+		c.Participation.Kind = "uniform"
+	}
+	if c.Aggregator.Kind == "" {
+		c.Aggregator.Kind = "dpfedavg"
+	}
+	if c.Privacy.Accountant == "" {
+		c.Privacy.Accountant = "exact"
+	}
+	if c.Server.Optimizer == "" {
+		c.Server.Optimizer = "sgd"
+	}
+	if c.Eval.Every == 0 && c.Rounds > 0 {
+		c.Eval.Every = max(1, c.Rounds/20)
+	}
+	if c.Eval.Batch == 0 {
+		c.Eval.Batch = 500
+	}
+}
+
+// Private reports whether the run adds noise.
+func (c *Config) Private() bool {
+	return c.Privacy.Epsilon != nil || (c.Aggregator.NoiseMultiplier != nil && *c.Aggregator.NoiseMultiplier > 0)
+}
+
+// Validate reports every problem with the (normalized) configuration at once,
+// each naming its key and, through src, its line.
+func (c *Config) Validate(src *Source) error {
+	var errs []error
+	add := func(path, format string, args ...any) {
+		errs = append(errs, src.problem(path, format, args...))
+	}
+	oneOf := func(path, v string, allowed []string) {
+		if v == "" {
+			add(path, "required (one of %v)", allowed)
+		} else if !slices.Contains(allowed, v) {
+			add(path, "unknown value %q (want one of %v)", v, allowed)
+		}
+	}
+	positive := func(path string, v float64) {
+		if src.Line(path) == 0 && v == 0 {
+			add(path, "required (a positive number)")
+		} else if !(v > 0) || math.IsInf(v, 0) {
+			add(path, "%v must be a positive finite number", v)
+		}
+	}
+	positiveInt := func(path string, v int) {
+		if src.Line(path) == 0 && v == 0 {
+			add(path, "required (a positive integer)")
+		} else if v <= 0 {
+			add(path, "%d must be positive", v)
+		}
+	}
+
+	positiveInt("rounds", c.Rounds)
+	oneOf("data.dataset", c.Data.Dataset, Datasets)
+	oneOf("data.partition", c.Data.Partition, Partitions)
+	positiveInt("data.clients", c.Data.Clients)
+	if c.Data.Partition == "dirichlet" {
+		positive("data.alpha", c.Data.Alpha)
+	}
+	oneOf("model.kind", c.Model.Kind, ModelKinds)
+	if c.Model.Kind == "logreg" && len(c.Model.Hidden) > 0 {
+		add("model.hidden", "logreg has no hidden layers (use kind: mlp)")
+	}
+	for i, h := range c.Model.Hidden {
+		if h <= 0 {
+			add(fmt.Sprintf("model.hidden[%d]", i), "width %d must be positive", h)
+		}
+	}
+	positiveInt("client.epochs", c.Client.Epochs)
+	positiveInt("client.batch_size", c.Client.BatchSize)
+	positive("client.lr", c.Client.LR)
+	if c.Client.MaxExamples < 0 {
+		add("client.max_examples", "%d must not be negative (0 uses every example)", c.Client.MaxExamples)
+	}
+	oneOf("participation.kind", c.Participation.Kind, Participations)
+	positiveInt("participation.cohort", c.Participation.Cohort)
+	if c.Participation.Cohort > 0 && c.Data.Clients > 0 && c.Participation.Cohort > c.Data.Clients {
+		add("participation.cohort", "%d clients per round cannot be drawn from data.clients = %d", c.Participation.Cohort, c.Data.Clients)
+	}
+	oneOf("aggregator.kind", c.Aggregator.Kind, Aggregators)
+	positive("aggregator.clip", c.Aggregator.Clip)
+
+	nm, eps := c.Aggregator.NoiseMultiplier, c.Privacy.Epsilon
+	switch {
+	case nm == nil && eps == nil:
+		add("privacy.epsilon", "required: set privacy.epsilon (a target) or aggregator.noise_multiplier (0 for no privacy)")
+	case nm != nil && eps != nil:
+		add("aggregator.noise_multiplier", "set either aggregator.noise_multiplier or privacy.epsilon, not both")
+	case nm != nil && (*nm < 0 || math.IsNaN(*nm) || math.IsInf(*nm, 0)):
+		add("aggregator.noise_multiplier", "%v must be a finite number >= 0", *nm)
+	case eps != nil && !(*eps > 0 && !math.IsInf(*eps, 0)):
+		add("privacy.epsilon", "%v must be a positive finite number", *eps)
+	}
+	if c.Private() {
+		if c.Privacy.Delta == 0 && src.Line("privacy.delta") == 0 {
+			add("privacy.delta", "required for a private run (a probability in (0, 1), below 1/data.clients)")
+		} else if !(c.Privacy.Delta > 0 && c.Privacy.Delta < 1) {
+			add("privacy.delta", "%v must be in (0, 1)", c.Privacy.Delta)
+		}
+	}
+	oneOf("privacy.accountant", c.Privacy.Accountant, Accountants)
+	oneOf("server.optimizer", c.Server.Optimizer, Optimizers)
+	positive("server.lr", c.Server.LR)
+	if c.Server.Momentum < 0 || c.Server.Momentum >= 1 {
+		add("server.momentum", "%v must be in [0, 1)", c.Server.Momentum)
+	}
+	positiveInt("eval.every", c.Eval.Every)
+	positiveInt("eval.batch", c.Eval.Batch)
+	return errors.Join(errs...)
+}

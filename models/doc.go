@@ -1,0 +1,18 @@
+// Package models holds dpfl's trainable models, built on Gorgonia.
+//
+// A Model is one compiled graph and one tape machine, built once per worker
+// and reused for every client that worker trains (no per-client rebuild).
+// All parameters live in one flat float32 vector returned by Params; the
+// graph's weight tensors are views into it, so copying a global model in or a
+// delta out is a plain slice copy. Initial values are drawn from the caller's
+// *rand.Rand (never Gorgonia's clock-seeded initializers).
+//
+// Batches have a fixed number of rows, set when the model is built; shorter
+// batches are padded with zero-weight rows (see datasets.Batch).
+//
+// Gorgonia v0.9.18 traps handled here: the machine is Reset after every run;
+// gradients come from symbolic Grad nodes (not accumulating dual values);
+// constants are float32 in float32 graphs.
+//
+// Package models imports datasets, gorgonia and the standard library.
+package models

@@ -1,0 +1,145 @@
+// Package results writes what a run produces: the normalized config, the
+// per-round metrics table and the run summary, each written atomically (a
+// temporary file in the same folder, synced, then renamed), so an interrupted
+// run never leaves a half-written file behind.
+//
+// Layout of one run folder:
+//
+//	config.yaml   the normalized configuration (every default filled in)
+//	metrics.csv   round, train_loss, test_loss, test_accuracy, epsilon, ...
+//	summary.json  final and best accuracy, epsilon, delta, sigma, wall time
+//
+// Package results imports only the standard library.
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// WriteFileAtomic writes data to path through a temporary file and a rename.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("results: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteJSON writes v as indented JSON, atomically.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// MetricsHeader is the column list of metrics.csv.
+var MetricsHeader = []string{"round", "train_loss", "test_loss", "test_accuracy", "epsilon", "cohort", "clip_fraction", "noise_norm"}
+
+// MetricsRow is one evaluated round.
+type MetricsRow struct {
+	Round        int
+	TrainLoss    float64
+	TestLoss     float64
+	TestAccuracy float64
+	Epsilon      float64 // privacy spent through this round (+Inf when not private)
+	Cohort       int
+	ClipFraction float64
+	NoiseNorm    float64
+}
+
+// Metrics accumulates rows and rewrites metrics.csv atomically on Flush.
+type Metrics struct {
+	path string
+	rows []MetricsRow
+}
+
+// NewMetrics returns a metrics table that writes to path.
+func NewMetrics(path string) *Metrics { return &Metrics{path: path} }
+
+// Add appends a row.
+func (m *Metrics) Add(r MetricsRow) { m.rows = append(m.rows, r) }
+
+// Rows returns the rows so far.
+func (m *Metrics) Rows() []MetricsRow { return m.rows }
+
+// Flush writes every row so far.
+func (m *Metrics) Flush() error {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write(MetricsHeader)
+	for _, r := range m.rows {
+		w.Write([]string{
+			strconv.Itoa(r.Round), formatFloat(r.TrainLoss), formatFloat(r.TestLoss), formatFloat(r.TestAccuracy),
+			formatFloat(r.Epsilon), strconv.Itoa(r.Cohort), formatFloat(r.ClipFraction), formatFloat(r.NoiseNorm),
+		})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return WriteFileAtomic(m.path, buf.Bytes())
+}
+
+// formatFloat prints the shortest representation that round-trips.
+func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// Summary is the content of summary.json.
+type Summary struct {
+	RunID           string   `json:"run_id"`
+	Name            string   `json:"name"`
+	Status          string   `json:"status"` // "complete" or "diverged"
+	Rounds          int      `json:"rounds"`
+	FinalAccuracy   float64  `json:"final_accuracy"`
+	BestAccuracy    float64  `json:"best_accuracy"`
+	FinalTestLoss   float64  `json:"final_test_loss"`
+	Epsilon         *float64 `json:"epsilon"` // null when not private (infinite)
+	Delta           float64  `json:"delta"`
+	EpsilonMethod   string   `json:"epsilon_method"`
+	NoiseMultiplier float64  `json:"noise_multiplier"` // sigma, relative to sensitivity 1
+	Sensitivity     float64  `json:"sensitivity"`      // L2 sensitivity of the mechanism (clip = 1)
+	NoiseStd        float64  `json:"noise_std"`        // per-coordinate std of the noise on the sum
+	Participation   string   `json:"participation"`
+	MaxPerClient    int      `json:"max_participations"`
+	WallSeconds     float64  `json:"wall_seconds"`
+	Workers         int      `json:"workers"`
+}
+
+// ReadSummary reads a summary.json.
+func ReadSummary(path string) (*Summary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("results: %s: %w", path, err)
+	}
+	return &s, nil
+}

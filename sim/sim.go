@@ -1,0 +1,326 @@
+// Package sim runs the federated round loop: for each planned round it trains
+// the cohort's clients on a pool of workers, hands their deltas to the
+// aggregator in client-ID order, applies the server optimizer, and evaluates
+// on the central test set every EvalEvery rounds.
+//
+// Determinism: every random choice comes from streams of Spec.Root named by
+// label and index (("init"), ("client", round, id), ("noise", t) inside the
+// aggregator), each client's delta lands in its own slot, and sums run in a
+// fixed order, so results are identical for any worker count.
+//
+// Package sim imports clients, aggregators, participation, models, datasets
+// and sim/rng; it does not import privacy or experiments: privacy accounting
+// is computed by the caller from the planned schedule.
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+	"sync"
+	"time"
+
+	"dpfl/aggregators"
+	"dpfl/clients"
+	"dpfl/datasets"
+	"dpfl/models"
+	"dpfl/participation"
+	"dpfl/sim/rng"
+)
+
+// Spec is everything a run needs, already built.
+type Spec struct {
+	Data       *datasets.Federated
+	Model      models.Spec
+	Client     clients.Config
+	Schedule   *participation.Schedule // planned and audited by the caller
+	Aggregator aggregators.Aggregator
+	Server     *aggregators.ServerSGD
+	EvalEvery  int // evaluate after every EvalEvery rounds and after the last
+	EvalBatch  int // rows per evaluation batch (default 500)
+	Workers    int // goroutines training clients (default 1)
+	Root       rng.Root
+}
+
+// Round is what the loop reports after each round.
+type Round struct {
+	Round     int // 1-based count of rounds done
+	Cohort    int
+	TrainLoss float64 // mean local training loss of the cohort (simulator-only diagnostic)
+	Report    aggregators.Report
+	Evaluated bool
+	TestLoss  float64
+	TestAcc   float64
+}
+
+// Summary is the outcome of a run.
+type Summary struct {
+	Rounds    int
+	FinalLoss float64
+	FinalAcc  float64
+	BestAcc   float64
+	Params    []float32
+	Wall      time.Duration
+}
+
+// ErrDiverged is returned when the global model becomes non-finite.
+var ErrDiverged = errors.New("sim: global model diverged (non-finite parameters)")
+
+// Run executes the schedule. onRound, if not nil, is called after every round
+// on the calling goroutine.
+func Run(ctx context.Context, s Spec, onRound func(Round)) (Summary, error) {
+	start := time.Now()
+	if s.Workers <= 0 {
+		s.Workers = 1
+	}
+	if s.EvalBatch <= 0 {
+		s.EvalBatch = 500
+	}
+	if s.EvalEvery <= 0 {
+		s.EvalEvery = 1
+	}
+	train, test := s.Data.Train, s.Data.Test
+	// One model, trainer and evaluator per worker, built once.
+	trainers := make([]*clients.Trainer, s.Workers)
+	evals := make([]models.Model, s.Workers)
+	for w := range trainers {
+		m, err := s.Model.Build(train.Dim, train.Classes, s.Client.BatchSize)
+		if err != nil {
+			return Summary{}, err
+		}
+		if trainers[w], err = clients.NewTrainer(m, train.Dim, s.Client); err != nil {
+			return Summary{}, err
+		}
+		if evals[w], err = s.Model.Build(train.Dim, train.Classes, s.EvalBatch); err != nil {
+			return Summary{}, err
+		}
+	}
+	theta := make([]float32, evals[0].NumParams())
+	evals[0].Init(s.Root.Stream("init"))
+	copy(theta, evals[0].Params())
+	update := make([]float32, len(theta))
+	pool := newPool(s.Workers, len(theta))
+
+	var sum Summary
+	for t, cohort := range s.Schedule.Rounds {
+		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+		rd := Round{Round: t + 1, Cohort: len(cohort)}
+		var lossSum float64
+		var trainErr error
+		deltas := pool.run(ctx, trainers, len(cohort), func(tr *clients.Trainer, i int, delta []float32) (float64, error) {
+			id := cohort[i]
+			res, err := tr.Update(delta, theta, train, s.Data.Clients[id], s.Root.Stream("client", uint64(t), uint64(id)))
+			if errors.Is(err, clients.ErrDiverged) {
+				for j := range delta {
+					delta[j] = float32(math.NaN()) // the aggregator drops it (zero contribution)
+				}
+				return math.NaN(), nil
+			}
+			return res.Loss, err
+		}, func(err error) { trainErr = err }, func(loss float64) { lossSum += loss })
+		rep, err := s.Aggregator.Aggregate(update, t, deltas)
+		if err != nil {
+			return sum, err
+		}
+		if trainErr != nil {
+			return sum, trainErr
+		}
+		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+		s.Server.Step(theta, update)
+		if !finite(theta) {
+			return sum, fmt.Errorf("%w after round %d", ErrDiverged, t+1)
+		}
+		rd.Report = rep
+		if len(cohort) > 0 {
+			rd.TrainLoss = lossSum / float64(len(cohort))
+		}
+		if (t+1)%s.EvalEvery == 0 || t+1 == len(s.Schedule.Rounds) {
+			loss, acc, err := evaluate(ctx, evals, theta, test, s.EvalBatch)
+			if err != nil {
+				return sum, err
+			}
+			rd.Evaluated, rd.TestLoss, rd.TestAcc = true, loss, acc
+			sum.FinalLoss, sum.FinalAcc = loss, acc
+			sum.BestAcc = max(sum.BestAcc, acc)
+		}
+		sum.Rounds = t + 1
+		if onRound != nil {
+			onRound(rd)
+		}
+	}
+	sum.Params = theta
+	sum.Wall = time.Since(start)
+	return sum, nil
+}
+
+func finite(v []float32) bool {
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// pool trains a round's clients on the workers and yields their deltas in
+// cohort order. At most 2·workers deltas are in memory at once.
+type pool struct {
+	workers int
+	free    chan []float32
+}
+
+func newPool(workers, d int) *pool {
+	p := &pool{workers: workers, free: make(chan []float32, 2*workers)}
+	for i := 0; i < 2*workers; i++ {
+		p.free <- make([]float32, d)
+	}
+	return p
+}
+
+type result struct {
+	delta []float32
+	loss  float64
+	err   error
+}
+
+// run returns an iterator over the deltas of clients 0..n-1, computed by
+// train on the workers. The first training error is passed to onErr and ends
+// the iteration; losses are passed to onLoss in cohort order.
+func (p *pool) run(ctx context.Context, trainers []*clients.Trainer, n int,
+	train func(tr *clients.Trainer, i int, delta []float32) (float64, error),
+	onErr func(err error), onLoss func(float64)) iter.Seq[[]float32] {
+	return func(yield func([]float32) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		type job struct {
+			i     int
+			delta []float32
+		}
+		jobs := make(chan job)
+		done := make([]chan result, n)
+		for i := range done {
+			done[i] = make(chan result, 1)
+		}
+		var wg sync.WaitGroup
+		go func() { // dispatcher: hands out buffers in cohort order
+			defer close(jobs)
+			for i := 0; i < n; i++ {
+				var buf []float32
+				select {
+				case buf = <-p.free:
+				case <-ctx.Done():
+					return
+				}
+				select {
+				case jobs <- job{i, buf}:
+				case <-ctx.Done():
+					p.free <- buf
+					return
+				}
+			}
+		}()
+		for w := 0; w < p.workers; w++ {
+			wg.Add(1)
+			go func(tr *clients.Trainer) {
+				defer wg.Done()
+				for j := range jobs {
+					loss, err := train(tr, j.i, j.delta)
+					done[j.i] <- result{delta: j.delta, loss: loss, err: err}
+				}
+			}(trainers[w])
+		}
+		defer func() {
+			cancel()
+			wg.Wait()
+			// Return every buffer still held by finished jobs.
+			for i := range done {
+				select {
+				case r := <-done[i]:
+					p.free <- r.delta
+				default:
+				}
+			}
+		}()
+		for i := 0; i < n; i++ {
+			var r result
+			select {
+			case r = <-done[i]:
+			case <-ctx.Done():
+				return
+			}
+			if r.err != nil {
+				p.free <- r.delta
+				onErr(r.err)
+				return
+			}
+			onLoss(r.loss)
+			ok := yield(r.delta)
+			p.free <- r.delta
+			if !ok {
+				return
+			}
+		}
+	}
+}
+
+// evaluate returns the mean loss and accuracy of theta on the test set. The
+// set is cut into fixed batches of evalBatch rows whatever the worker count;
+// per-batch sums are combined in batch order, so the result is identical for
+// any number of evaluators.
+func evaluate(ctx context.Context, evals []models.Model, theta []float32, test *datasets.Dataset, evalBatch int) (loss, acc float64, err error) {
+	n := test.Len()
+	nb := (n + evalBatch - 1) / evalBatch
+	losses := make([]float64, nb)
+	correct := make([]int, nb)
+	errs := make([]error, len(evals))
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w, m := range evals {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(m.Params(), theta)
+			b := datasets.NewBatch(evalBatch, test.Dim)
+			idx := make([]int, 0, evalBatch)
+			for {
+				mu.Lock()
+				k := next
+				next++
+				mu.Unlock()
+				if k >= nb || ctx.Err() != nil {
+					return
+				}
+				idx = idx[:0]
+				for i := k * evalBatch; i < min((k+1)*evalBatch, n); i++ {
+					idx = append(idx, i)
+				}
+				b.Fill(test, idx)
+				l, c, err := m.Eval(b)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				losses[k], correct[k] = l, c
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, 0, err
+	}
+	total := 0
+	for k := range losses {
+		loss += losses[k]
+		total += correct[k]
+	}
+	return loss / float64(n), float64(total) / float64(n), nil
+}
