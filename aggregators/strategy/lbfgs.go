@@ -1,0 +1,137 @@
+package strategy
+
+import (
+	"context"
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+)
+
+// lbfgsResult is what minimizeLBFGS reached.
+type lbfgsResult struct {
+	x          []float64
+	f          float64
+	gradNorm   float64
+	iterations int
+	evals      int
+	converged  bool
+	message    string
+}
+
+// minimizeLBFGS minimizes a convex f from x0 with limited-memory BFGS
+// (Nocedal & Wright, Alg. 7.4, two-loop recursion) and an Armijo
+// backtracking line search that treats f = +Inf (infeasible, e.g. a
+// non-positive-definite X) as a rejected step. fg returns f(x) and, when g is
+// not nil, writes ∇f(x) into g. It stops when the objective improved by less
+// than relTol (relative) over the last 20 iterations, when the line search
+// cannot decrease f any more (rounding level), or after maxIter iterations.
+//
+// gonum/optimize would be the natural choice, but it imports
+// gonum/stat/distmv, which needs golang.org/x/tools, a module dpfl does not
+// require; this is the same algorithm in 100 lines.
+func minimizeLBFGS(ctx context.Context, fg func(x, g []float64) float64, x0 []float64, store, maxIter int, relTol float64) (lbfgsResult, error) {
+	dim := len(x0)
+	x := append([]float64(nil), x0...)
+	g := make([]float64, dim)
+	f := fg(x, g)
+	res := lbfgsResult{evals: 1}
+	if math.IsInf(f, 1) || math.IsNaN(f) {
+		res.x, res.f, res.message = x, f, "infeasible start"
+		return res, nil
+	}
+	s := make([][]float64, 0, store)
+	y := make([][]float64, 0, store)
+	rho := make([]float64, 0, store)
+	alpha := make([]float64, store)
+	d := make([]float64, dim)
+	xn := make([]float64, dim)
+	gn := make([]float64, dim)
+	hist := []float64{f}
+	for it := 1; it <= maxIter; it++ {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		// d = −H g by the two-loop recursion.
+		copy(d, g)
+		for i := len(s) - 1; i >= 0; i-- {
+			alpha[i] = rho[i] * floats.Dot(s[i], d)
+			floats.AddScaled(d, -alpha[i], y[i])
+		}
+		gamma := 1.0
+		if k := len(s) - 1; k >= 0 {
+			gamma = floats.Dot(s[k], y[k]) / floats.Dot(y[k], y[k])
+		} else {
+			gamma = 1 / math.Max(floats.Norm(g, 2), 1e-300)
+		}
+		floats.Scale(gamma, d)
+		for i := range s {
+			beta := rho[i] * floats.Dot(y[i], d)
+			floats.AddScaled(d, alpha[i]-beta, s[i])
+		}
+		floats.Scale(-1, d)
+		slope := floats.Dot(g, d)
+		if !(slope < 0) {
+			// Not a descent direction: restart from steepest descent.
+			s, y, rho = s[:0], y[:0], rho[:0]
+			copy(d, g)
+			floats.Scale(-1/math.Max(floats.Norm(g, 2), 1e-300), d)
+			slope = floats.Dot(g, d)
+		}
+		step := 1.0
+		var fn float64
+		ok := false
+		for ls := 0; ls < 60; ls++ {
+			floats.AddScaledTo(xn, x, step, d)
+			fn = fg(xn, nil)
+			res.evals++
+			if fn <= f+1e-4*step*slope {
+				ok = true
+				break
+			}
+			step *= 0.5
+		}
+		res.iterations = it
+		if !ok {
+			res.converged = true
+			res.message = "line search stalled at rounding level"
+			break
+		}
+		fg(xn, gn)
+		res.evals++
+		// Update the history.
+		var sk, yk []float64
+		if len(s) == store {
+			sk, yk = s[0], y[0]
+			s, y, rho = s[1:], y[1:], rho[1:]
+		} else {
+			sk, yk = make([]float64, dim), make([]float64, dim)
+		}
+		floats.SubTo(sk, xn, x)
+		floats.SubTo(yk, gn, g)
+		if sy := floats.Dot(sk, yk); sy > 0 {
+			s, y, rho = append(s, sk), append(y, yk), append(rho, 1/sy)
+		}
+		copy(x, xn)
+		copy(g, gn)
+		f = fn
+		hist = append(hist, f)
+		if len(hist) > 20 {
+			old := hist[len(hist)-21]
+			if (old-f)/math.Abs(f) < relTol {
+				res.converged = true
+				res.message = "relative improvement over 20 iterations below tolerance"
+				break
+			}
+		}
+		if floats.Norm(g, 2) == 0 {
+			res.converged = true
+			res.message = "zero gradient"
+			break
+		}
+	}
+	if res.message == "" {
+		res.message = "iteration limit"
+	}
+	res.x, res.f, res.gradNorm = x, f, floats.Norm(g, 2)
+	return res, nil
+}
