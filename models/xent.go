@@ -32,13 +32,13 @@ func (xentOp) Type() hm.Type {
 	return hm.NewFnType(m, m, v, a)
 }
 func (xentOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return tensor.ScalarShape(), nil }
-func (xentOp) ReturnsPtr() bool                                { return false }
-func (xentOp) CallsExtern() bool                               { return false }
-func (xentOp) OverwritesInput() int                            { return -1 }
-func (op xentOp) WriteHash(h hash.Hash)                        { fmt.Fprint(h, op.String()) }
-func (op xentOp) Hashcode() uint32                             { return hashOf(op) }
-func (xentOp) String() string                                  { return "dpflSoftmaxXent" }
-func (xentOp) DiffWRT(int) []bool                              { return []bool{true, false, false} }
+func (xentOp) ReturnsPtr() bool                               { return false }
+func (xentOp) CallsExtern() bool                              { return false }
+func (xentOp) OverwritesInput() int                           { return -1 }
+func (op xentOp) WriteHash(h hash.Hash)                       { fmt.Fprint(h, op.String()) }
+func (op xentOp) Hashcode() uint32                            { return hashOf(op) }
+func (xentOp) String() string                                 { return "dpflSoftmaxXent" }
+func (xentOp) DiffWRT(int) []bool                             { return []bool{true, false, false} }
 
 func (xentOp) Do(vals ...G.Value) (G.Value, error) {
 	lg, y, w, err := xentInputs(vals)
@@ -83,9 +83,9 @@ func (xentGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return s.Clone(), nil
 }
-func (xentGradOp) ReturnsPtr() bool        { return false }
-func (xentGradOp) CallsExtern() bool       { return false }
-func (xentGradOp) OverwritesInput() int    { return -1 }
+func (xentGradOp) ReturnsPtr() bool         { return false }
+func (xentGradOp) CallsExtern() bool        { return false }
+func (xentGradOp) OverwritesInput() int     { return -1 }
 func (op xentGradOp) WriteHash(h hash.Hash) { fmt.Fprint(h, op.String()) }
 func (op xentGradOp) Hashcode() uint32      { return hashOf(op) }
 func (xentGradOp) String() string           { return "dpflSoftmaxXentGrad" }
