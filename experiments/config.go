@@ -68,7 +68,7 @@ type AggregatorConfig struct {
 type PrivacyConfig struct {
 	Epsilon    *float64 `yaml:"epsilon"`    // target; sigma is calibrated to meet it
 	Delta      float64  `yaml:"delta"`      // required when private
-	Accountant string   `yaml:"accountant"` // exact | zcdp | zcdp-cks | rdp
+	Accountant string   `yaml:"accountant"` // exact | rdp (= rdp-cks) | rdp-mironov | zcdp | zcdp-cks
 }
 
 // ServerConfig is the server optimizer.

@@ -117,7 +117,7 @@ func (p *Plan) schedule(root rng.Root) error {
 	// DP-FedAvg is the matrix mechanism with C = I: with at most k
 	// participations per client its L2 sensitivity is sqrt(k).
 	a.Sensitivity = math.Sqrt(float64(max(1, p.Stats.MaxParticipations)))
-	if a.newAcct, err = accountantFor(cfg.Privacy.Accountant); err != nil {
+	if a.newAcct, err = privacy.NewByName(cfg.Privacy.Accountant, nil); err != nil {
 		return err
 	}
 	a.Private = cfg.Private()
@@ -146,20 +146,6 @@ func (p *Plan) schedule(root rng.Root) error {
 	}
 	a.NoiseStd = a.Sigma * cfg.Aggregator.Clip * a.Sensitivity
 	return nil
-}
-
-func accountantFor(name string) (func() privacy.Accountant, error) {
-	switch name {
-	case "exact":
-		return privacy.NewExact, nil
-	case "zcdp":
-		return func() privacy.Accountant { return privacy.NewZCDP(privacy.ZCDPStandard) }, nil
-	case "zcdp-cks":
-		return func() privacy.Accountant { return privacy.NewZCDP(privacy.ZCDPCKS) }, nil
-	case "rdp":
-		return func() privacy.Accountant { return privacy.NewRDP(privacy.DefaultOrders(), privacy.CKS) }, nil
-	}
-	return nil, fmt.Errorf("experiments: unknown accountant %q", name)
 }
 
 // Run plans, trains and writes one experiment.

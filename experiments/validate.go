@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"dpfl/privacy"
 )
 
 // Known values of the configuration's kind fields.
@@ -14,7 +16,6 @@ var (
 	ModelKinds     = []string{"logreg", "mlp"}
 	Participations = []string{"uniform"}
 	Aggregators    = []string{"dpfedavg"}
-	Accountants    = []string{"exact", "zcdp", "zcdp-cks", "rdp"}
 	Optimizers     = []string{"sgd"}
 )
 
@@ -140,7 +141,7 @@ func (c *Config) Validate(src *Source) error {
 			add("privacy.delta", "%v must be in (0, 1)", c.Privacy.Delta)
 		}
 	}
-	oneOf("privacy.accountant", c.Privacy.Accountant, Accountants)
+	oneOf("privacy.accountant", c.Privacy.Accountant, privacy.AccountantNames)
 	oneOf("server.optimizer", c.Server.Optimizer, Optimizers)
 	positive("server.lr", c.Server.LR)
 	if c.Server.Momentum < 0 || c.Server.Momentum >= 1 {
