@@ -1,0 +1,148 @@
+package strategy
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// cacheFormat is bumped whenever the file layout or the meaning of a cached
+// result changes; files of another version are recomputed.
+const cacheFormat = 1
+
+// Cache stores optimized strategies on disk, keyed by every parameter that
+// changes them (strategy kind, workload with n, β and η, bands or b, the
+// optimizer's tolerances) and the file format version. Writes are atomic
+// (temporary file, then rename); a file whose checksum, version or key does
+// not match is ignored and recomputed. A nil *Cache or an empty Dir disables
+// caching.
+type Cache struct {
+	Dir string
+}
+
+type cacheEntry struct {
+	Version int
+	Key     string
+	Name    string
+	N       int
+	Bands   int
+	Status  Status
+	X       []float64 // band storage, X[i*Bands+d] = X_{i,i−d}
+}
+
+func (c *Cache) path(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return filepath.Join(c.Dir, hex.EncodeToString(h[:12])+".strategy")
+}
+
+// load returns the cached factorization for key, or nil.
+func (c *Cache) load(key string) *Factorization {
+	if c == nil || c.Dir == "" {
+		return nil
+	}
+	b, err := os.ReadFile(c.path(key))
+	if err != nil || len(b) < sha256.Size {
+		return nil
+	}
+	body, sum := b[:len(b)-sha256.Size], b[len(b)-sha256.Size:]
+	if h := sha256.Sum256(body); !bytes.Equal(h[:], sum) {
+		return nil
+	}
+	var e cacheEntry
+	if gob.NewDecoder(bytes.NewReader(body)).Decode(&e) != nil {
+		return nil
+	}
+	if e.Version != cacheFormat || e.Key != key || e.N <= 0 || e.Bands < 1 || e.Bands > e.N || len(e.X) != e.N*e.Bands {
+		return nil
+	}
+	x := mat.NewSymDense(e.N, nil)
+	for i := 0; i < e.N; i++ {
+		for d := 0; d < e.Bands && d <= i; d++ {
+			x.SetSym(i, i-d, e.X[i*e.Bands+d])
+		}
+	}
+	e.Status.Cached = true
+	f, err := NewFactorization(e.Name, x, e.Status)
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+// store writes f under key atomically.
+func (c *Cache) store(key string, f *Factorization) error {
+	if c == nil || c.Dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return fmt.Errorf("strategy: cache: %w", err)
+	}
+	n, bw := f.N(), max(f.bands, 1)
+	e := cacheEntry{Version: cacheFormat, Key: key, Name: f.name, N: n, Bands: bw, Status: f.status, X: make([]float64, n*bw)}
+	for i := 0; i < n; i++ {
+		for d := 0; d < bw && d <= i; d++ {
+			e.X[i*bw+d] = f.x.At(i, i-d)
+		}
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&e); err != nil {
+		return fmt.Errorf("strategy: cache: %w", err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	buf.Write(sum[:])
+	tmp, err := os.CreateTemp(c.Dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("strategy: cache: %w", err)
+	}
+	_, werr := tmp.Write(buf.Bytes())
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("strategy: cache: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), c.path(key)); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("strategy: cache: %w", err)
+	}
+	return nil
+}
+
+func (c *Cache) get(key string, compute func() (*Factorization, error)) (*Factorization, error) {
+	if f := c.load(key); f != nil {
+		return f, nil
+	}
+	f, err := compute()
+	if err != nil {
+		return nil, err
+	}
+	return f, c.store(key, f)
+}
+
+// Optimal is OptimalSingle through the cache.
+func (c *Cache) Optimal(ctx context.Context, w *Workload, opts FixedPointOptions) (*Factorization, error) {
+	key := fmt.Sprintf("v%d|optimal|%s|gap=%g|maxiter=%d", cacheFormat, w.Key(), opts.Gap, opts.MaxIter)
+	return c.get(key, func() (*Factorization, error) { return OptimalSingle(ctx, w, opts) })
+}
+
+// BandMF is BandMF through the cache.
+func (c *Cache) BandMF(ctx context.Context, w *Workload, bands int, opts LBFGSOptions) (*Factorization, error) {
+	opts.defaults()
+	key := fmt.Sprintf("v%d|bandmf|%s|bands=%d|%+v", cacheFormat, w.Key(), bands, opts)
+	return c.get(key, func() (*Factorization, error) { return BandMF(ctx, w, bands, opts) })
+}
+
+// MultiEpoch is MultiEpoch through the cache.
+func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Factorization, error) {
+	opts.defaults()
+	key := fmt.Sprintf("v%d|multi-epoch|%s|b=%d|%+v", cacheFormat, w.Key(), b, opts)
+	return c.get(key, func() (*Factorization, error) { return MultiEpoch(ctx, w, b, opts) })
+}
