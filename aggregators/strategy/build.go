@@ -1,0 +1,117 @@
+package strategy
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+// Names lists the strategy names Build accepts, in the order of the issue.
+var Names = []string{"identity", "tree", "tree-online", "tree-full", "optimal", "multi-epoch", "bandmf", "nu"}
+
+// Config is what Build needs besides the strategy name.
+type Config struct {
+	Workload      *Workload
+	Participation Participation
+	// Bands is b̂ for bandmf; 0 means Participation.B under kb/minsep (the
+	// optimum without amplification) and is an error under single.
+	Bands int
+	// Nu is ν for ν-DP-FTRL; negative means tune it on a 0.0005 grid by the
+	// single-participation prefix-sum loss (CN24 §4).
+	Nu float64
+	// Gap is the fixed point's target relative gap (0: 1e-6).
+	Gap float64
+	// LBFGS controls bandmf and multi-epoch.
+	LBFGS LBFGSOptions
+	// Cache, if not nil, stores and reuses optimized strategies.
+	Cache *Cache
+}
+
+// Build returns the named strategy for cfg. Errors are usage problems
+// (unknown name, missing parameter) or numerical failures.
+func Build(ctx context.Context, name string, cfg Config) (Strategy, error) {
+	w := cfg.Workload
+	n := w.N()
+	p := cfg.Participation
+	switch name {
+	case "identity":
+		return NewIdentity(n), nil
+	case "tree":
+		return NewTree(n, TreeVanilla), nil
+	case "tree-online":
+		return NewTree(n, TreeOnline), nil
+	case "tree-full":
+		return NewTree(n, TreeFull), nil
+	case "nu":
+		nu := cfg.Nu
+		if nu < 0 {
+			nu = TuneNu(n, 0.0005)
+		}
+		if nu >= 1 {
+			return nil, fmt.Errorf("strategy: nu %v outside [0,1)", nu)
+		}
+		return NewNu(n, nu), nil
+	case "optimal":
+		return cfg.Cache.Optimal(ctx, w, FixedPointOptions{Gap: cfg.Gap})
+	case "multi-epoch":
+		if p.Kind == Single {
+			return nil, fmt.Errorf("strategy: multi-epoch needs kb or minsep participation (use optimal for single)")
+		}
+		return cfg.Cache.MultiEpoch(ctx, w, p.B, cfg.LBFGS)
+	case "bandmf":
+		b := cfg.Bands
+		if b == 0 {
+			if p.Kind == Single {
+				return nil, fmt.Errorf("strategy: bandmf under single participation needs a band count")
+			}
+			b = min(p.B, n)
+		}
+		if b < 1 || b > n {
+			return nil, fmt.Errorf("strategy: bands %d outside [1,%d]", b, n)
+		}
+		return cfg.Cache.BandMF(ctx, w, b, cfg.LBFGS)
+	}
+	return nil, fmt.Errorf("strategy: unknown strategy %q", name)
+}
+
+// Comparison is one row of Compare: the metrics, or why the strategy was
+// skipped.
+type Comparison struct {
+	Metrics Metrics
+	Status  *Status // optimizer status, nil for closed forms
+	Err     error
+}
+
+// Compare builds and evaluates every strategy in Names for cfg and returns
+// them best (lowest loss) first; strategies that cannot be built for cfg come
+// last with their error. progress, if not nil, is called before each one.
+func Compare(ctx context.Context, cfg Config, progress func(name string)) []Comparison {
+	var out []Comparison
+	for _, name := range Names {
+		if progress != nil {
+			progress(name)
+		}
+		s, err := Build(ctx, name, cfg)
+		if err != nil {
+			out = append(out, Comparison{Metrics: Metrics{Strategy: name, N: cfg.Workload.N(), Participation: cfg.Participation.String()}, Err: err})
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		m, err := Evaluate(s, cfg.Workload, cfg.Participation)
+		c := Comparison{Metrics: m, Err: err}
+		if o, ok := s.(Optimized); ok {
+			st := o.Status()
+			c.Status = &st
+		}
+		out = append(out, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if (out[i].Err == nil) != (out[j].Err == nil) {
+			return out[i].Err == nil
+		}
+		return out[i].Metrics.Loss < out[j].Metrics.Loss
+	})
+	return out
+}
