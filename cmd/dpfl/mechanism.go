@@ -2,12 +2,305 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"dpfl/aggregators/strategy"
 )
 
-// cmdMechanism compares noise strategies offline (issue 4; being written).
+const mechanismUsage = `Usage:
+  dpfl mechanism -n N [-strategy NAME] [-bands B] [-nu V] [-participation single|kb|minsep]
+                 [-k K] [-b B] [-workload prefix|momentum] [-momentum BETA] [-gap G]
+                 [-cache DIR] [-json]
+
+Prints a strategy's sensitivity, loss (sens^2 ||B||_F^2, sigma = 1), rmse (sqrt(loss/n)),
+worst per-round error (std of the noisiest round), noise cost per round in units of the
+model dimension d, and the optimizer status. Without -strategy, compares all strategies
+(identity, tree, tree-online, tree-full, optimal, multi-epoch, bandmf, nu) for the given n
+and participation, best first. Optimized strategies are cached in -cache.
+
+Flags:
+`
+
+// mechanismJSON is the -json form of one strategy.
+type mechanismJSON struct {
+	N                 int            `json:"n"`
+	Strategy          string         `json:"strategy"`
+	Workload          string         `json:"workload"`
+	Participation     string         `json:"participation"`
+	Sensitivity       float64        `json:"sensitivity"`
+	SensitivityExact  bool           `json:"sensitivity_exact"`
+	SensitivityMethod string         `json:"sensitivity_method"`
+	Loss              float64        `json:"loss"`
+	RMSE              float64        `json:"rmse"`
+	MaxRoundStd       float64        `json:"max_round_std"`
+	Residual          float64        `json:"residual"`
+	NoiseTime         float64        `json:"noise_time_per_round_d"`
+	NoiseMemory       float64        `json:"noise_memory_per_round_d"`
+	NoiseNote         string         `json:"noise_note,omitempty"`
+	Optimizer         *optimizerJSON `json:"optimizer,omitempty"`
+	Error             string         `json:"error,omitempty"`
+}
+
+// optimizerJSON is strategy.Status without NaNs.
+type optimizerJSON struct {
+	Method     string   `json:"method"`
+	Iterations int      `json:"iterations"`
+	Evals      int      `json:"evaluations"`
+	Gap        *float64 `json:"gap,omitempty"`
+	GradNorm   *float64 `json:"grad_norm,omitempty"`
+	Converged  bool     `json:"converged"`
+	Message    string   `json:"message,omitempty"`
+	Cached     bool     `json:"cached"`
+}
+
+func finitePtr(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// cmdMechanism compares noise strategies offline (issue 4).
 func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "dpfl mechanism: not built yet")
+	fs := flag.NewFlagSet("mechanism", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	defCache := ""
+	if d, err := os.UserCacheDir(); err == nil {
+		defCache = filepath.Join(d, "dpfl", "strategies")
+	}
+	var (
+		n        = fs.Int("n", 0, "number of rounds (required)")
+		name     = fs.String("strategy", "", "identity, tree, tree-online, tree-full, optimal, multi-epoch, bandmf or nu (default: compare all)")
+		bands    = fs.Int("bands", 0, "bands of bandmf (default -b under kb/minsep; required under single)")
+		nu       = fs.Float64("nu", -1, "nu of nu-DP-FTRL in [0,1) (default: tuned by the prefix-sum loss)")
+		part     = fs.String("participation", "single", "single, kb ((k,b)-participation) or minsep (b-min-sep, at most k)")
+		k        = fs.Int("k", 1, "maximum participations (kb, minsep)")
+		b        = fs.Int("b", 0, "separation between participations (kb, minsep)")
+		wl       = fs.String("workload", "prefix", "prefix or momentum")
+		momentum = fs.Float64("momentum", 0.9, "momentum beta of the momentum workload, in [0,1)")
+		gap      = fs.Float64("gap", 1e-6, "target relative duality gap of the optimal fixed point")
+		cacheDir = fs.String("cache", defCache, "directory of the optimized-strategy cache (empty: no cache)")
+		asJSON   = fs.Bool("json", false, "print JSON (one object with -strategy, else an array best first)")
+	)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, mechanismUsage)
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "dpfl mechanism: %v (see dpfl mechanism -h)\n", err)
+		return exitUsage
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "dpfl mechanism: "+format+"\n", a...)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *n < 1 {
+		return usageErr("-n must be a positive number of rounds")
+	}
+	if *name != "" && !contains(strategy.Names, *name) {
+		return usageErr("unknown -strategy %q (want one of %s)", *name, strings.Join(strategy.Names, ", "))
+	}
+	var p strategy.Participation
+	switch *part {
+	case "single":
+		p.Kind = strategy.Single
+		if set["k"] || set["b"] {
+			return usageErr("-k and -b apply only to -participation kb or minsep")
+		}
+	case "kb", "minsep":
+		p.Kind = strategy.KB
+		if *part == "minsep" {
+			p.Kind = strategy.MinSep
+		}
+		if *k < 1 || *b < 1 {
+			return usageErr("-participation %s needs -k ≥ 1 and -b ≥ 1", *part)
+		}
+		p.K, p.B = *k, *b
+	default:
+		return usageErr("unknown -participation %q (want single, kb or minsep)", *part)
+	}
+	var w *strategy.Workload
+	switch *wl {
+	case "prefix":
+		if set["momentum"] {
+			return usageErr("-momentum applies only to -workload momentum")
+		}
+		w = strategy.Prefix(*n)
+	case "momentum":
+		if !(*momentum >= 0 && *momentum < 1) {
+			return usageErr("-momentum must be in [0,1)")
+		}
+		w = strategy.Momentum(*n, *momentum, nil)
+	default:
+		return usageErr("unknown -workload %q (want prefix or momentum)", *wl)
+	}
+	if set["nu"] && !(*nu >= 0 && *nu < 1) {
+		return usageErr("-nu must be in [0,1)")
+	}
+	if set["bands"] && (*bands < 1 || *bands > *n) {
+		return usageErr("-bands must be in [1, n]")
+	}
+	if !(*gap > 0 && *gap < 1) {
+		return usageErr("-gap must be in (0,1)")
+	}
+	if p.Kind == strategy.Single && *name == "bandmf" && !set["bands"] {
+		return usageErr("-strategy bandmf under single participation needs -bands")
+	}
+	if p.Kind == strategy.Single && *name == "multi-epoch" {
+		return usageErr("-strategy multi-epoch needs -participation kb or minsep (optimal is the single-participation optimum)")
+	}
+	cfg := strategy.Config{Workload: w, Participation: p, Bands: *bands, Nu: *nu, Gap: *gap}
+	if *cacheDir != "" {
+		cfg.Cache = &strategy.Cache{Dir: *cacheDir}
+	}
+
+	toJSON := func(c strategy.Comparison) mechanismJSON {
+		m := c.Metrics
+		j := mechanismJSON{
+			N: m.N, Strategy: m.Strategy, Workload: *wl, Participation: m.Participation,
+			Sensitivity: m.Sensitivity.Value, SensitivityExact: m.Sensitivity.Exact, SensitivityMethod: m.Sensitivity.Method,
+			Loss: m.Loss, RMSE: m.RMSE, MaxRoundStd: m.MaxRoundStd, Residual: m.Residual,
+			NoiseTime: m.Cost.Time, NoiseMemory: m.Cost.Memory, NoiseNote: m.Cost.Note,
+		}
+		if st := c.Status; st != nil {
+			j.Optimizer = &optimizerJSON{Method: st.Method, Iterations: st.Iterations, Evals: st.Evals,
+				Gap: finitePtr(st.Gap), GradNorm: finitePtr(st.GradNorm), Converged: st.Converged, Message: st.Message, Cached: st.Cached}
+		}
+		if c.Err != nil {
+			j.Error = oneLine(c.Err)
+		}
+		return j
+	}
+
+	if *name != "" {
+		s, err := strategy.Build(ctx, *name, cfg)
+		if err != nil {
+			return mechFail(stderr, err)
+		}
+		m, err := strategy.Evaluate(s, w, p)
+		if err != nil {
+			return mechFail(stderr, err)
+		}
+		c := strategy.Comparison{Metrics: m}
+		if o, ok := s.(strategy.Optimized); ok {
+			st := o.Status()
+			c.Status = &st
+		}
+		if *asJSON {
+			return mechWriteJSON(stdout, stderr, toJSON(c))
+		}
+		writeMechanismText(stdout, c)
+		return exitOK
+	}
+
+	rows := strategy.Compare(ctx, cfg, func(s string) {
+		if !*asJSON {
+			fmt.Fprintf(stderr, "dpfl mechanism: %s...\n", s)
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return mechFail(stderr, err)
+	}
+	if *asJSON {
+		out := make([]mechanismJSON, len(rows))
+		for i, r := range rows {
+			out[i] = toJSON(r)
+		}
+		return mechWriteJSON(stdout, stderr, out)
+	}
+	fmt.Fprintf(stdout, "n = %d, workload %s, participation %s, sigma = 1, clip = 1; best first\n", *n, *wl, p)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "strategy\tsensitivity\t\tloss\trmse\tworst round\tnoise time/d\tnoise mem/d\toptimizer\t")
+	for _, r := range rows {
+		m := r.Metrics
+		if r.Err != nil {
+			fmt.Fprintf(tw, "%s\t-\t\t-\t-\t-\t-\t-\tskipped: %s\t\n", m.Strategy, oneLine(r.Err))
+			continue
+		}
+		ex := "exact"
+		if !m.Sensitivity.Exact {
+			ex = "bound"
+		}
+		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%.6g\t%.6g\t%.6g\t%g\t%g\t%s\t\n", m.Strategy, m.Sensitivity.Value, ex, m.Loss, m.RMSE, m.MaxRoundStd, m.Cost.Time, m.Cost.Memory, statusLine(r.Status))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func statusLine(st *strategy.Status) string {
+	if st == nil {
+		return "closed form"
+	}
+	s := fmt.Sprintf("%s: %d iterations", st.Method, st.Iterations)
+	if !math.IsNaN(st.Gap) {
+		s += fmt.Sprintf(", gap %.2e", st.Gap)
+	}
+	if !st.Converged {
+		s += ", NOT converged"
+	}
+	if st.Cached {
+		s += ", cached"
+	}
+	return s
+}
+
+func writeMechanismText(w io.Writer, c strategy.Comparison) {
+	m := c.Metrics
+	ex := "exact"
+	if !m.Sensitivity.Exact {
+		ex = "upper bound"
+	}
+	fmt.Fprintf(w, "strategy        %s\n", m.Strategy)
+	fmt.Fprintf(w, "n               %d\n", m.N)
+	fmt.Fprintf(w, "participation   %s\n", m.Participation)
+	fmt.Fprintf(w, "sensitivity     %.10g (%s; %s)\n", m.Sensitivity.Value, ex, m.Sensitivity.Method)
+	fmt.Fprintf(w, "loss            %.10g   (sens^2 ||B||_F^2, sigma = 1)\n", m.Loss)
+	fmt.Fprintf(w, "rmse            %.10g\n", m.RMSE)
+	fmt.Fprintf(w, "worst round     %.10g   (std of the noisiest round)\n", m.MaxRoundStd)
+	fmt.Fprintf(w, "residual        %.3g   (||BC - A||_F / ||A||_F)\n", m.Residual)
+	fmt.Fprintf(w, "noise per round time %g d, memory %g d (%s)\n", m.Cost.Time, m.Cost.Memory, m.Cost.Note)
+	fmt.Fprintf(w, "optimizer       %s\n", statusLine(c.Status))
+	if c.Status != nil && c.Status.Message != "" {
+		fmt.Fprintf(w, "                %s\n", c.Status.Message)
+	}
+}
+
+func mechWriteJSON(stdout, stderr io.Writer, v any) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return mechFail(stderr, err)
+	}
+	return exitOK
+}
+
+func mechFail(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "dpfl mechanism: %s\n", oneLine(err))
 	return exitFailure
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func runMechanism(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"mechanism"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestMechanismJSONSingle(t *testing.T) {
+	dir := t.TempDir()
+	// ALGORITHMS.md §4: n = 64 prefix sums, single participation.
+	cases := []struct {
+		args []string
+		loss float64
+		tol  float64
+	}{
+		{[]string{"-strategy", "identity"}, 2080, 1e-9},
+		{[]string{"-strategy", "tree"}, 1351, 1e-9},
+		{[]string{"-strategy", "tree-online"}, 853.7182, 1e-4},
+		{[]string{"-strategy", "tree-full"}, 405.7182, 1e-4},
+		{[]string{"-strategy", "nu", "-nu", "0"}, 318.1733, 1e-4},
+		// Gap 1e-9 ⇒ within 1e-9 relative of 282.2014 (4 decimals).
+		{[]string{"-strategy", "optimal", "-gap", "1e-9"}, 282.2014, 1e-4},
+		{[]string{"-strategy", "bandmf", "-bands", "8"}, 439.4950, 1e-4},
+	}
+	for _, c := range cases {
+		args := append([]string{"-n", "64", "-json", "-cache", dir}, c.args...)
+		code, out, errs := runMechanism(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", c.args, code, errs)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%v: %v in %q", c.args, err, out)
+		}
+		for _, k := range []string{"n", "strategy", "participation", "sensitivity", "loss", "rmse"} {
+			if _, ok := got[k]; !ok {
+				t.Errorf("%v: JSON lacks %q", c.args, k)
+			}
+		}
+		loss := got["loss"].(float64)
+		if math.Abs(loss-c.loss) > c.tol {
+			t.Errorf("%v: loss %v, want %v (±%g)", c.args, loss, c.loss, c.tol)
+		}
+		if rmse := got["rmse"].(float64); math.Abs(rmse-math.Sqrt(loss/64)) > 1e-12 {
+			t.Errorf("%v: rmse %v ≠ sqrt(loss/n)", c.args, rmse)
+		}
+		if got["n"].(float64) != 64 || got["strategy"] != c.args[1] || got["participation"] != "single" {
+			t.Errorf("%v: header fields %v %v %v", c.args, got["n"], got["strategy"], got["participation"])
+		}
+	}
+	// The optimal strategy was cached by the run above.
+	_, out, _ := runMechanism(t, "-n", "64", "-json", "-cache", dir, "-strategy", "optimal", "-gap", "1e-9")
+	if !strings.Contains(out, `"cached": true`) {
+		t.Errorf("second optimal run not served from the cache: %s", out)
+	}
+}
+
+func TestMechanismKB(t *testing.T) {
+	// Identity under (4,16) at n = 64: sens = 2, loss = 4·2080; BandMF with
+	// b̂ = b: sens exactly 2.
+	code, out, errs := runMechanism(t, "-n", "64", "-participation", "kb", "-k", "4", "-b", "16", "-strategy", "identity", "-json", "-cache", "")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got map[string]any
+	json.Unmarshal([]byte(out), &got)
+	if got["sensitivity"].(float64) != 2 || math.Abs(got["loss"].(float64)-4*2080) > 1e-9 || got["participation"] != "kb(k=4,b=16)" {
+		t.Errorf("identity kb: %v", got)
+	}
+	code, out, _ = runMechanism(t, "-n", "64", "-participation", "minsep", "-k", "4", "-b", "16", "-strategy", "bandmf", "-json", "-cache", "")
+	json.Unmarshal([]byte(out), &got)
+	if code != 0 || math.Abs(got["sensitivity"].(float64)-2) > 1e-12 || got["sensitivity_exact"] != true {
+		t.Errorf("bandmf minsep: exit %d %v", code, got)
+	}
+}
+
+func TestMechanismTable(t *testing.T) {
+	code, out, errs := runMechanism(t, "-n", "32", "-participation", "kb", "-k", "2", "-b", "16", "-json", "-cache", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 8 {
+		t.Fatalf("want 8 strategies, got %d", len(rows))
+	}
+	prev := 0.0
+	for _, r := range rows {
+		if e, ok := r["error"]; ok {
+			t.Errorf("%v failed: %v", r["strategy"], e)
+			continue
+		}
+		l := r["loss"].(float64)
+		if l < prev {
+			t.Errorf("not sorted best first at %v", r["strategy"])
+		}
+		prev = l
+	}
+	code, out, _ = runMechanism(t, "-n", "16", "-cache", "")
+	if code != 0 || !strings.Contains(out, "best first") || !strings.Contains(out, "optimal") {
+		t.Errorf("text table: exit %d\n%s", code, out)
+	}
+}
+
+func TestMechanismUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{},          // -n missing
+		{"-n", "0"}, // bad n
+		{"-n", "8", "-strategy", "foo"},
+		{"-n", "8", "-participation", "kb"}, // k, b missing
+		{"-n", "8", "-participation", "nope"},
+		{"-n", "8", "-workload", "nope"},
+		{"-n", "8", "-nu", "1.5", "-strategy", "nu"},
+		{"-n", "8", "-bogus"},
+		{"-n", "8", "extra"},
+		{"-n", "8", "-k", "2"}, // -k under single
+		{"-n", "8", "-strategy", "bandmf"},
+		{"-n", "8", "-strategy", "multi-epoch"},
+	} {
+		code, _, errs := runMechanism(t, args...)
+		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.HasPrefix(errs, "dpfl mechanism: ") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, code, errs)
+		}
+	}
+	code, _, errs := runMechanism(t, "-h")
+	if code != 0 || !strings.Contains(errs, "Usage") {
+		t.Errorf("-h: exit %d, stderr %q", code, errs)
+	}
+	// A failure (not usage): the cache directory cannot be created.
+	code, _, errs = runMechanism(t, "-n", "8", "-strategy", "bandmf", "-bands", "2", "-cache", "/proc/dpfl-no-such-dir/x")
+	if code != 1 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.HasPrefix(errs, "dpfl mechanism: ") {
+		t.Errorf("unwritable cache: exit %d, stderr %q; want 1 and one line", code, errs)
+	}
+}
