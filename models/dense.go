@@ -145,10 +145,10 @@ func (m *dense) Grad(grad []float32, b *datasets.Batch) (float64, error) {
 	return float64(m.lossV.Data().(float32)), nil
 }
 
-func (m *dense) Eval(b *datasets.Batch) (float64, int, error) {
+func (m *dense) Eval(b *datasets.Batch) (Score, error) {
 	m.load(b)
 	if err := m.run(); err != nil {
-		return 0, 0, err
+		return Score{}, err
 	}
 	logits := m.logitsV.Data().([]float32)
 	correct := 0
@@ -165,5 +165,5 @@ func (m *dense) Eval(b *datasets.Batch) (float64, int, error) {
 		}
 	}
 	// The graph's loss is the weighted mean over real rows; scale to a sum.
-	return float64(m.lossV.Data().(float32)) * float64(b.Real), correct, nil
+	return Score{LossSum: float64(m.lossV.Data().(float32)) * float64(b.Real), Correct: correct, Count: b.Real}, nil
 }

@@ -19,11 +19,26 @@ type Model interface {
 	// Grad writes into grad the gradient, at Params, of the batch's weighted
 	// loss (the mean loss over the real rows) and returns that loss.
 	Grad(grad []float32, b *datasets.Batch) (loss float64, err error)
-	// Eval returns the summed loss and the number of correct predictions over
-	// the batch's real rows, at Params.
-	Eval(b *datasets.Batch) (lossSum float64, correct int, err error)
+	// Eval scores the batch's real rows at Params.
+	Eval(b *datasets.Batch) (Score, error)
 	// BatchSize reports the fixed number of rows per batch.
 	BatchSize() int
+}
+
+// Score is an evaluation of one batch: the summed loss and the number of
+// correct predictions over Count scored predictions (one per real row for
+// classifiers; sequence models score every counted token).
+type Score struct {
+	LossSum float64
+	Correct int
+	Count   int
+}
+
+// Add accumulates o into s.
+func (s *Score) Add(o Score) {
+	s.LossSum += o.LossSum
+	s.Correct += o.Correct
+	s.Count += o.Count
 }
 
 // Spec describes a model architecture; Build makes one instance of it.

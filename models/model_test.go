@@ -128,11 +128,11 @@ func TestSGDReducesLoss(t *testing.T) {
 		lossOf := func() float64 {
 			copy(eval.Params(), m.Params())
 			full.Fill(d, all)
-			s, _, err := eval.Eval(full)
+			s, err := eval.Eval(full)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return s / 200
+			return s.LossSum / float64(s.Count)
 		}
 		before := lossOf()
 		grad := make([]float32, m.NumParams())

@@ -275,8 +275,7 @@ func (p *pool) run(ctx context.Context, trainers []*clients.Trainer, n int,
 func evaluate(ctx context.Context, evals []models.Model, theta []float32, test *datasets.Dataset, evalBatch int) (loss, acc float64, err error) {
 	n := test.Len()
 	nb := (n + evalBatch - 1) / evalBatch
-	losses := make([]float64, nb)
-	correct := make([]int, nb)
+	scores := make([]models.Score, nb)
 	errs := make([]error, len(evals))
 	var next int
 	var mu sync.Mutex
@@ -301,12 +300,12 @@ func evaluate(ctx context.Context, evals []models.Model, theta []float32, test *
 					idx = append(idx, i)
 				}
 				b.Fill(test, idx)
-				l, c, err := m.Eval(b)
+				sc, err := m.Eval(b)
 				if err != nil {
 					errs[w] = err
 					return
 				}
-				losses[k], correct[k] = l, c
+				scores[k] = sc
 			}
 		}()
 	}
@@ -317,10 +316,12 @@ func evaluate(ctx context.Context, evals []models.Model, theta []float32, test *
 	if err := ctx.Err(); err != nil {
 		return 0, 0, err
 	}
-	total := 0
-	for k := range losses {
-		loss += losses[k]
-		total += correct[k]
+	var total models.Score
+	for _, sc := range scores {
+		total.Add(sc)
 	}
-	return loss / float64(n), float64(total) / float64(n), nil
+	if total.Count == 0 {
+		return 0, 0, errors.New("sim: evaluation scored nothing")
+	}
+	return total.LossSum / float64(total.Count), float64(total.Correct) / float64(total.Count), nil
 }

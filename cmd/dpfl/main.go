@@ -31,6 +31,7 @@ type command struct {
 // commands is the dispatch table; keep it sorted by name.
 var commands = []command{
 	{"account", "privacy accounting: epsilon for a config or a mechanism, or sigma for a target epsilon", cmdAccount},
+	{"data", "partition statistics of a federated dataset, with a histogram plot", cmdData},
 	{"mechanism", "offline comparison of noise strategies: sensitivity, expected error, cost", cmdMechanism},
 	{"run", "train one experiment from a YAML config and write its results", cmdRun},
 }
