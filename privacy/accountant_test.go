@@ -20,6 +20,7 @@ var accountants = []struct {
 	{"zcdp-cks", MethodZCDPCKS, func() Accountant { return NewZCDP(ZCDPCKS) }, func(s float64) Event { return Gaussian{s} }},
 	{"rdp-cks", MethodRDPCKS, func() Accountant { return NewRDP(nil, CKS) }, func(s float64) Event { return PoissonSampled{0.05, Gaussian{s}} }},
 	{"rdp-mironov", MethodRDPMironov, func() Accountant { return NewRDP(nil, Mironov) }, func(s float64) Event { return PoissonSampled{0.05, Gaussian{s}} }},
+	{"pld", MethodPLD, func() Accountant { return NewPLD(PLDConfig{Discretization: 1e-3}) }, func(s float64) Event { return PoissonSampled{0.05, Gaussian{s}} }},
 	{"rdp-cks-abs", MethodRDPCKS, func() Accountant { return NewRDPFrac(nil, CKS, FracAbsSeries) }, func(s float64) Event { return PoissonSampled{0.05, Gaussian{s}} }},
 }
 

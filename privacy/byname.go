@@ -6,11 +6,12 @@ import (
 )
 
 // AccountantNames lists the names NewByName accepts.
-var AccountantNames = []string{"exact", "rdp", "rdp-cks", "rdp-mironov", "zcdp", "zcdp-cks"}
+var AccountantNames = []string{"exact", "rdp", "rdp-cks", "rdp-mironov", "zcdp", "zcdp-cks", "pld"}
 
 // NewByName returns a constructor for the accountant called name: "exact"
 // (NewExact), "rdp" or "rdp-cks" (NewRDP with CKS), "rdp-mironov", "zcdp"
-// (Lemma 3.8 conversion) or "zcdp-cks". orders applies to the RDP
+// (Lemma 3.8 conversion), "zcdp-cks" or "pld" (NewPLD with the default
+// configuration). orders applies to the RDP
 // accountants (nil: DefaultOrders). Configuration and command-line code use it
 // to turn a name into an accountant.
 func NewByName(name string, orders []float64) (func() Accountant, error) {
@@ -30,6 +31,8 @@ func NewByName(name string, orders []float64) (func() Accountant, error) {
 		return func() Accountant { return NewZCDP(ZCDPStandard) }, nil
 	case MethodZCDPCKS:
 		return func() Accountant { return NewZCDP(ZCDPCKS) }, nil
+	case MethodPLD:
+		return func() Accountant { return NewPLD(PLDConfig{}) }, nil
 	}
 	return nil, fmt.Errorf("privacy: unknown accountant %q (want one of %s)", name, strings.Join(AccountantNames, ", "))
 }

@@ -8,7 +8,7 @@ import (
 func TestNewByName(t *testing.T) {
 	want := map[string]string{
 		"exact": MethodExactGDP, "exact-gdp": MethodExactGDP, "rdp": MethodRDPCKS, "rdp-cks": MethodRDPCKS,
-		"rdp-mironov": MethodRDPMironov, "zcdp": MethodZCDP, "zcdp-cks": MethodZCDPCKS,
+		"rdp-mironov": MethodRDPMironov, "zcdp": MethodZCDP, "zcdp-cks": MethodZCDPCKS, "pld": MethodPLD,
 	}
 	for name, method := range want {
 		f, err := NewByName(name, nil)
@@ -21,7 +21,7 @@ func TestNewByName(t *testing.T) {
 			t.Errorf("%s: method %q, want %q", name, g.Method, method)
 		}
 	}
-	if _, err := NewByName("pld", nil); err == nil || !strings.Contains(err.Error(), `"pld"`) {
+	if _, err := NewByName("prv", nil); err == nil || !strings.Contains(err.Error(), `"prv"`) {
 		t.Errorf("unknown name: %v", err)
 	}
 	if _, err := NewByName("rdp", []float64{2, 1}); err == nil {
