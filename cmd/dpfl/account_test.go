@@ -122,6 +122,14 @@ func TestAccountAccountantOrdering(t *testing.T) {
 	}
 }
 
+func TestAccountPLD(t *testing.T) {
+	// NUMBERS §D.1: K21 q = 100/342,477, 1600 rounds, σ = 0.4 → PLD 6.06 (tolerance 0.01).
+	m := accountJSON(t, "-sigma", "0.4", "-q", jsonNum(100.0/342477), "-steps", "1600", "-delta", "1e-6", "-accountant", "pld")
+	if e := m["epsilon"].(float64); math.Abs(e-6.06) > 0.01 || m["accountant"] != "pld" {
+		t.Errorf("JSON %v, want epsilon 6.06", m)
+	}
+}
+
 func TestAccountUsageErrors(t *testing.T) {
 	cases := [][]string{
 		{},
@@ -139,7 +147,8 @@ func TestAccountUsageErrors(t *testing.T) {
 		{"-sigma", "1", "-delta", "1e-6", "-q", "1.5"},
 		{"-sigma", "1", "-delta", "1e-6", "-q", "0.1", "-accountant", "exact"},
 		{"-sigma", "1", "-delta", "1e-6", "-q", "0.1", "-accountant", "zcdp"},
-		{"-sigma", "1", "-delta", "1e-6", "-accountant", "pld"},
+		{"-sigma", "1", "-delta", "1e-6", "-accountant", "prv"},
+		{"-sigma", "1", "-delta", "1e-6", "-accountant", "pld", "-orders", "2,3"},
 		{"-sigma", "1", "-delta", "1e-6", "-accountant", "rdp", "-orders", "2,0.5"},
 		{"-sigma", "1", "-delta", "1e-6", "-orders", "2,3"},
 		{"-sigma", "x", "-delta", "1e-6"},
