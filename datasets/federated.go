@@ -13,9 +13,13 @@ const (
 
 // PartitionSpec says how to split a training pool into clients.
 type PartitionSpec struct {
-	Kind    string  // IID or Dirichlet
-	Clients int     // population size
+	Kind    string  // IID, Dirichlet or Writer
+	Clients int     // population size (Writer: 0 means every writer)
 	Alpha   float64 // Dirichlet concentration (Dirichlet only)
+
+	// Writer only (MNIST by NIST writer; see NewWriterFederated).
+	QMNISTDir    string  // folder of the QMNIST label files ("" = $DPFL_QMNIST_DIR)
+	TestFraction float64 // held-out share of each writer's examples (0 = 0.1)
 }
 
 // NewFederated splits train into clients as spec says, drawing randomness
@@ -26,12 +30,18 @@ func NewFederated(name string, train, test *Dataset, spec PartitionSpec, r *rand
 		err     error
 	)
 	switch spec.Kind {
+	case Writer:
+		f, err := NewWriterFederated(train, test, WriterOptions{QMNISTDir: spec.QMNISTDir, TestFraction: spec.TestFraction, Clients: spec.Clients}, r)
+		if f != nil {
+			f.Name = name
+		}
+		return f, err
 	case IID:
 		clients, err = PartitionIID(train.Len(), spec.Clients, r)
 	case Dirichlet:
 		clients, err = PartitionDirichlet(train.Y, train.Classes, spec.Clients, spec.Alpha, r)
 	default:
-		return nil, fmt.Errorf("datasets: unknown partition %q (want %q or %q)", spec.Kind, IID, Dirichlet)
+		return nil, fmt.Errorf("datasets: unknown partition %q (want %q, %q or %q)", spec.Kind, IID, Dirichlet, Writer)
 	}
 	if err != nil {
 		return nil, err
