@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -16,6 +17,9 @@ type FixedPointOptions struct {
 	MaxIter int
 	// Progress, if not nil, is called after each iteration.
 	Progress func(iter int, primal, dual float64)
+	// Dense forces the dense symmetric eigensolver even when the O(n²)
+	// bidiagonal path applies (workloads without momentum); for tests.
+	Dense bool
 }
 
 // OptimalSingle computes the optimal dense factorization for single
@@ -37,18 +41,38 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 		panic("strategy: bad fixed-point options")
 	}
 	n := w.N()
-	gm := w.Gram()
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = math.Sqrt(gm.At(i, i))
+	bd, bs, fast := w.bidiagInverse()
+	fast = fast && !opts.Dense
+	var gm *mat.SymDense
+	var m *mat.SymDense
+	if !fast {
+		gm = w.Gram()
+		m = mat.NewSymDense(n, nil)
 	}
-	m := mat.NewSymDense(n, nil)
+	// Start: v_i = ‖A e_i‖ = sqrt((AᵀA)_ii).
+	v := make([]float64, n)
+	ar := w.A().RawTriangular()
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			a := ar.Data[i*ar.Stride+j]
+			v[j] += a * a
+		}
+	}
+	for i := range v {
+		v[i] = math.Sqrt(v[i])
+	}
 	vals := make([]float64, n)
 	q := mat.NewDense(n, n, nil)
 	y := mat.NewDense(n, n, nil)
 	phi := make([]float64, n)
 	sv := make([]float64, n)
-	st := Status{Method: "fixed point (" + EigenBackend + ")", GradNorm: math.NaN()}
+	method := "fixed point (" + EigenBackend + ")"
+	var bdv, bsv []float64
+	if fast {
+		method = "fixed point (O(n²) bidiagonal dqds + twisted factorization)"
+		bdv, bsv = make([]float64, n), make([]float64, max(n-1, 0))
+	}
+	st := Status{Method: method, GradNorm: math.NaN()}
 	primal, dual := math.Inf(1), math.Inf(-1)
 	for it := 1; ; it++ {
 		if err := ctx.Err(); err != nil {
@@ -57,54 +81,50 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 		for i := range sv {
 			sv[i] = math.Sqrt(v[i])
 		}
-		gr, mr := gm.RawSymmetric(), m.RawSymmetric()
-		for i := 0; i < n; i++ {
-			for j := i; j < n; j++ {
-				mr.Data[i*mr.Stride+j] = sv[i] * gr.Data[i*gr.Stride+j] * sv[j]
+		if fast {
+			// M⁻¹ = B Bᵀ with B = V^{-½} A⁻¹ lower bidiagonal.
+			for i := range bdv {
+				bdv[i] = bd[i] / sv[i]
+				if i < n-1 {
+					bsv[i] = bs[i] / sv[i+1]
+				}
 			}
-		}
-		if err := eigSym(vals, q, m); err != nil {
-			return nil, err
+			if err := eigBidiag(vals, q, bdv, bsv); err != nil {
+				return nil, err
+			}
+		} else {
+			gr, mr := gm.RawSymmetric(), m.RawSymmetric()
+			for i := 0; i < n; i++ {
+				for j := i; j < n; j++ {
+					mr.Data[i*mr.Stride+j] = sv[i] * gr.Data[i*gr.Stride+j] * sv[j]
+				}
+			}
+			if err := eigSym(vals, q, m); err != nil {
+				return nil, err
+			}
 		}
 		for k := range vals {
 			if !(vals[k] > 0) {
 				return nil, fmt.Errorf("strategy: fixed point: V^½AᵀAV^½ has eigenvalue %g ≤ 0", vals[k])
 			}
 		}
-		// φ_i = Σ_k Q_ik² sqrt(λ_k); y = Φ^½ Q Λ^{-¼}.
 		sl := make([]float64, n)
 		ql := make([]float64, n)
 		for k := range vals {
 			sl[k] = math.Sqrt(vals[k])
 			ql[k] = 1 / math.Sqrt(sl[k])
 		}
-		sumPhi, sumV := 0.0, 0.0
-		for i := 0; i < n; i++ {
-			row := q.RawRowView(i)
-			s := 0.0
-			for k, x := range row {
-				s += x * x * sl[k]
-			}
-			phi[i] = s
-			sumPhi += s
-			sumV += v[i]
+		sumV := 0.0
+		for _, x := range v {
+			sumV += x
+		}
+		var sumPhi float64
+		if fast {
+			sumPhi, primal = fastPhiPrimal(phi, q, sl, ql, w.Eta)
+		} else {
+			sumPhi, primal = densePhiPrimal(phi, q, y, sl, ql, w)
 		}
 		dual = 2*sumPhi - sumV
-		for i := 0; i < n; i++ {
-			row, yr := q.RawRowView(i), y.RawRowView(i)
-			sp := math.Sqrt(phi[i])
-			for k, x := range row {
-				yr[k] = sp * x * ql[k]
-			}
-		}
-		// primal = tr(AᵀA X_norm⁻¹) = ‖A Φ^½ Q Λ^{-¼}‖²_F with X_norm = Φ^{-½} R Φ^{-½}.
-		w.mulA(y, y)
-		primal = 0
-		for i := 0; i < n; i++ {
-			for _, x := range y.RawRowView(i) {
-				primal += x * x
-			}
-		}
 		st.Iterations = it
 		st.Gap = (primal - dual) / primal
 		if opts.Progress != nil {
@@ -118,18 +138,114 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 	}
 	st.Evals = st.Iterations
 	st.Message = fmt.Sprintf("primal %.10g, dual bound %.10g", primal, dual)
-	// X_norm = Φ^{-½} Q Λ^½ Qᵀ Φ^{-½}.
-	for i := 0; i < n; i++ {
-		row, yr := q.RawRowView(i), y.RawRowView(i)
-		s := 1 / math.Sqrt(phi[i])
-		for k, x := range row {
-			yr[k] = s * x * math.Sqrt(math.Sqrt(vals[k]))
-		}
-	}
+	// X_norm = Φ^{-½} Q Λ^½ Qᵀ Φ^{-½} = Yᵀ Y with Y = Λ^¼ Qᵀ Φ^{-½}.
 	x := mat.NewSymDense(n, nil)
-	x.SymOuterK(1, y)
+	if fast { // q holds Qᵀ
+		for k := 0; k < n; k++ {
+			row, yr := q.RawRowView(k), y.RawRowView(k)
+			s := math.Sqrt(math.Sqrt(vals[k]))
+			for i, qx := range row {
+				yr[i] = s * qx / math.Sqrt(phi[i])
+			}
+		}
+		x.SymOuterK(1, y.T())
+	} else {
+		for i := 0; i < n; i++ {
+			row, yr := q.RawRowView(i), y.RawRowView(i)
+			s := 1 / math.Sqrt(phi[i])
+			for k, qx := range row {
+				yr[k] = s * qx * math.Sqrt(math.Sqrt(vals[k]))
+			}
+		}
+		x.SymOuterK(1, y)
+	}
 	for i := 0; i < n; i++ {
 		x.SetSym(i, i, 1) // exact by construction up to rounding
 	}
 	return NewFactorization("optimal", x, st)
+}
+
+// densePhiPrimal computes φ_i = Σ_k Q_ik² sqrt(λ_k) (into phi) and the primal
+// tr(AᵀA X_norm⁻¹) = ‖A Φ^½ Q Λ^{-¼}‖²_F, X_norm = Φ^{-½} M^½ Φ^{-½}, from the
+// eigenvectors in the columns of q; y is scratch. It returns Σφ and the primal.
+func densePhiPrimal(phi []float64, q, y *mat.Dense, sl, ql []float64, w *Workload) (sumPhi, primal float64) {
+	n := len(phi)
+	for i := 0; i < n; i++ {
+		row := q.RawRowView(i)
+		s := 0.0
+		for k, x := range row {
+			s += x * x * sl[k]
+		}
+		phi[i] = s
+		sumPhi += s
+	}
+	for i := 0; i < n; i++ {
+		row, yr := q.RawRowView(i), y.RawRowView(i)
+		sp := math.Sqrt(phi[i])
+		for k, x := range row {
+			yr[k] = sp * x * ql[k]
+		}
+	}
+	w.mulA(y, y)
+	for i := 0; i < n; i++ {
+		for _, x := range y.RawRowView(i) {
+			primal += x * x
+		}
+	}
+	return sumPhi, primal
+}
+
+// fastPhiPrimal is densePhiPrimal for eigenvectors in the rows of qt and
+// A = S·diag(eta) (eta nil: ones), in O(n²) on two goroutines.
+func fastPhiPrimal(phi []float64, qt *mat.Dense, sl, ql, eta []float64) (sumPhi, primal float64) {
+	n := len(phi)
+	var wg sync.WaitGroup
+	half := n / 2
+	// φ over column ranges.
+	for _, r := range [][2]int{{0, half}, {half, n}} {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			p := phi[lo:hi]
+			for i := range p {
+				p[i] = 0
+			}
+			for k := 0; k < n; k++ {
+				row := qt.RawRowView(k)[lo:hi]
+				s := sl[k]
+				for i, x := range row {
+					p[i] += x * x * s
+				}
+			}
+		}(r[0], r[1])
+	}
+	wg.Wait()
+	sp := make([]float64, n)
+	for i, f := range phi {
+		sumPhi += f
+		sp[i] = math.Sqrt(f)
+		if eta != nil {
+			sp[i] *= eta[i]
+		}
+	}
+	// primal = Σ_k λ_k^{-½} ‖S diag(η) Φ^½ q_k‖².
+	parts := [2]float64{}
+	for h, r := range [][2]int{{0, half}, {half, n}} {
+		wg.Add(1)
+		go func(h, lo, hi int) {
+			defer wg.Done()
+			tot := 0.0
+			for k := lo; k < hi; k++ {
+				t, acc := 0.0, 0.0
+				for i, x := range qt.RawRowView(k) {
+					t += sp[i] * x
+					acc += t * t
+				}
+				tot += acc * ql[k] * ql[k]
+			}
+			parts[h] = tot
+		}(h, r[0], r[1])
+	}
+	wg.Wait()
+	return sumPhi, parts[0] + parts[1]
 }

@@ -1,0 +1,75 @@
+package strategy
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+)
+
+func longOnly(b testing.TB, what string) {
+	if os.Getenv("DPFL_LONG") != "1" {
+		b.Skip(what + " is long; set DPFL_LONG=1 to run it")
+	}
+}
+
+// BenchmarkOptimalPrefix: the fixed point to relative gap 1e-6 (issue 4),
+// through the default O(n²) bidiagonal path for prefix sums.
+func BenchmarkOptimalPrefix(b *testing.B) {
+	for _, n := range []int{256, 1024, 2048} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			if n > 256 {
+				longOnly(b, fmt.Sprintf("n=%d", n))
+			}
+			w := Prefix(n)
+			for i := 0; i < b.N; i++ {
+				f, err := OptimalSingle(context.Background(), w, FixedPointOptions{Gap: 1e-6})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(f.Status().Iterations), "iters")
+			}
+		})
+	}
+}
+
+// BenchmarkOptimalPrefixDense: the same through the dense eigensolver
+// (EigenBackend: gonum EigenSym, or dsyevd with -tags lapack).
+func BenchmarkOptimalPrefixDense(b *testing.B) {
+	for _, n := range []int{256, 1024, 2048} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			if n > 256 {
+				longOnly(b, fmt.Sprintf("dense n=%d", n))
+			}
+			w := Prefix(n)
+			for i := 0; i < b.N; i++ {
+				f, err := OptimalSingle(context.Background(), w, FixedPointOptions{Gap: 1e-6, Dense: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(f.Status().Iterations), "iters")
+			}
+		})
+	}
+}
+
+// BenchmarkBandMF: n = 2052, 342 bands (the seed 003 setting), default
+// tolerance; n = 256, 32 bands always.
+func BenchmarkBandMF(b *testing.B) {
+	for _, c := range []struct{ n, bands int }{{256, 32}, {2052, 342}} {
+		b.Run(fmt.Sprintf("n=%d/bands=%d", c.n, c.bands), func(b *testing.B) {
+			if c.n > 256 {
+				longOnly(b, "BandMF n=2052")
+			}
+			w := Prefix(c.n)
+			for i := 0; i < b.N; i++ {
+				f, err := BandMF(context.Background(), w, c.bands, LBFGSOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(f.Status().Iterations), "iters")
+				b.ReportMetric(float64(f.Status().Evals), "evals")
+			}
+		})
+	}
+}
