@@ -103,7 +103,7 @@ func NewPlan(cfg *Config) (*Plan, error) {
 // schedule plans the participation and the privacy accounting for it.
 func (p *Plan) schedule(root rng.Root) error {
 	cfg := p.Config
-	sched := participation.Uniform{Cohort: cfg.Participation.Cohort}
+	sched := participation.Planner{Schema: participation.Schema{Kind: participation.Uniform}, Cohort: cfg.Participation.Cohort}
 	s, err := sched.Plan(p.Data.NumClients(), cfg.Rounds, root)
 	if err != nil {
 		return err

@@ -11,18 +11,29 @@
 // package sim/rng.
 package participation
 
-import (
-	"fmt"
-	"slices"
+import "dpfl/sim/rng"
 
-	"dpfl/sim/rng"
-)
+// Scheduler plans which clients take part in each round.
+type Scheduler interface {
+	// Plan returns the schedule for the given population and number of
+	// rounds, drawing randomness from root.
+	Plan(numClients, rounds int, root rng.Root) (*Schedule, error)
+	// Audit checks a realized schedule against the scheduler's schema and
+	// availability; a violation is an error, never a silent number.
+	Audit(s *Schedule) error
+}
+
 
 // Schedule is a realized participation pattern: Rounds[t] lists the clients
 // of round t in increasing ID order.
 type Schedule struct {
 	NumClients int
 	Rounds     [][]int
+	Cohort     int       // target clients per round (0: no target, e.g. Poisson)
+	Times      []float64 // simulated time of each round, seconds since midnight UTC of day 0 (nil: no clock)
+	Eligible   []int     // clients eligible (schema and availability) in each round
+	Waits      []int     // clock steps each round waited for more eligible clients
+	Groups     []int     // (k,b)-participation: each client's group (nil otherwise)
 }
 
 // Stats summarizes a schedule.
@@ -33,6 +44,9 @@ type Stats struct {
 	MinSeparation     int   // smallest gap between two participations of one client (0 if none repeats)
 	MeanCohort        float64
 	MinCohort         int
+	MeanFill          float64 // mean of cohort / target over rounds (1 when every round is full)
+	ShortRounds       int     // rounds with fewer clients than the target
+	TotalWaits        int     // clock steps spent waiting, summed over rounds
 }
 
 // Stats computes the schedule's participation statistics.
@@ -68,6 +82,20 @@ func (s *Schedule) Stats() Stats {
 	} else {
 		st.MinCohort = 0
 	}
+	if s.Cohort > 0 {
+		for _, ids := range s.Rounds {
+			st.MeanFill += float64(len(ids)) / float64(s.Cohort)
+			if len(ids) < s.Cohort {
+				st.ShortRounds++
+			}
+		}
+		if len(s.Rounds) > 0 {
+			st.MeanFill /= float64(len(s.Rounds))
+		}
+	}
+	for _, w := range s.Waits {
+		st.TotalWaits += w
+	}
 	return st
 }
 
@@ -87,74 +115,3 @@ func (s *Schedule) ParticipationsThrough() []int {
 	return out
 }
 
-// Scheduler plans which clients take part in each round.
-type Scheduler interface {
-	// Plan returns the schedule for the given population and number of
-	// rounds, drawing randomness from root.
-	Plan(numClients, rounds int, root rng.Root) (*Schedule, error)
-	// Audit checks a realized schedule against the scheduler's schema.
-	Audit(s *Schedule) error
-}
-
-// Uniform draws a cohort of a fixed size uniformly at random, without
-// replacement, independently in every round. It bounds nothing else: a client
-// may take part in any number of rounds.
-type Uniform struct {
-	Cohort int
-}
-
-var _ Scheduler = Uniform{}
-
-// Plan draws round t's cohort from the stream ("sched", t).
-func (u Uniform) Plan(numClients, rounds int, root rng.Root) (*Schedule, error) {
-	if u.Cohort <= 0 || u.Cohort > numClients {
-		return nil, fmt.Errorf("participation: cohort of %d cannot be drawn from %d clients", u.Cohort, numClients)
-	}
-	if rounds <= 0 {
-		return nil, fmt.Errorf("participation: %d rounds", rounds)
-	}
-	s := &Schedule{NumClients: numClients, Rounds: make([][]int, rounds)}
-	for t := range s.Rounds {
-		r := root.Stream("sched", uint64(t))
-		// Partial Fisher–Yates over a lazily materialized permutation.
-		swapped := map[int]int{}
-		at := func(i int) int {
-			if v, ok := swapped[i]; ok {
-				return v
-			}
-			return i
-		}
-		ids := make([]int, u.Cohort)
-		for i := range ids {
-			j := i + r.IntN(numClients-i)
-			ids[i] = at(j)
-			swapped[j] = at(i)
-		}
-		slices.Sort(ids)
-		s.Rounds[t] = ids
-	}
-	return s, nil
-}
-
-// Audit checks that every round has at most Cohort distinct, valid clients.
-func (u Uniform) Audit(s *Schedule) error {
-	return auditBasic(s, u.Cohort)
-}
-
-// auditBasic checks IDs, ordering and the cohort bound.
-func auditBasic(s *Schedule, cohort int) error {
-	for t, ids := range s.Rounds {
-		if len(ids) > cohort {
-			return fmt.Errorf("participation: round %d has %d clients, more than the cohort of %d", t, len(ids), cohort)
-		}
-		for i, c := range ids {
-			if c < 0 || c >= s.NumClients {
-				return fmt.Errorf("participation: round %d has client %d outside the population of %d", t, c, s.NumClients)
-			}
-			if i > 0 && ids[i-1] >= c {
-				return fmt.Errorf("participation: round %d lists clients out of order or twice (%d then %d)", t, ids[i-1], c)
-			}
-		}
-	}
-	return nil
-}

@@ -13,7 +13,7 @@ import (
 // Cohort/N (binomial, 5 standard errors), a rate off by 20% is rejected.
 func TestUniformPlan(t *testing.T) {
 	const n, cohort, rounds = 200, 20, 20000
-	u := Uniform{Cohort: cohort}
+	u := Planner{Schema: Schema{Kind: Uniform}, Cohort: cohort}
 	s, err := u.Plan(n, rounds, rng.New(1))
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestUniformPlan(t *testing.T) {
 	if slices.EqualFunc(s.Rounds, other.Rounds, slices.Equal[[]int]) {
 		t.Fatal("different seeds, same plan")
 	}
-	if _, err := (Uniform{Cohort: 201}).Plan(n, 1, rng.New(1)); err == nil {
+	if _, err := (Planner{Schema: Schema{Kind: Uniform}, Cohort: 201}).Plan(n, 1, rng.New(1)); err == nil {
 		t.Fatal("cohort larger than the population accepted")
 	}
 }
@@ -72,7 +72,7 @@ func TestStats(t *testing.T) {
 }
 
 func TestAuditCatchesViolations(t *testing.T) {
-	u := Uniform{Cohort: 2}
+	u := Planner{Schema: Schema{Kind: Uniform}, Cohort: 2}
 	bad := []*Schedule{
 		{NumClients: 3, Rounds: [][]int{{0, 1, 2}}},
 		{NumClients: 3, Rounds: [][]int{{1, 1}}},

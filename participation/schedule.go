@@ -1,0 +1,308 @@
+package participation
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"dpfl/sim/rng"
+)
+
+// Kind names a participation schema.
+type Kind string
+
+// Participation schemas.
+const (
+	// Uniform: a cohort drawn uniformly from the available clients each round;
+	// no bound on participations (sensitivity uses the realized maximum).
+	Uniform Kind = "uniform"
+	// Single: each client takes part at most once over the whole run.
+	Single Kind = "single"
+	// KB is (k,b)-participation (BMF23): clients are split into B groups;
+	// in round t only group t mod B may take part; at most K times each.
+	KB Kind = "kb"
+	// MinSep is B-min-sep participation: a client may take part again only
+	// B or more rounds after its last participation, at most K times.
+	MinSep Kind = "minsep"
+	// Poisson: every client independently with probability Q each round
+	// (the amplified baseline; valid only with Always availability).
+	Poisson Kind = "poisson"
+)
+
+// Kinds lists the schemas.
+var Kinds = []Kind{Uniform, Single, KB, MinSep, Poisson}
+
+// Schema is a participation schema with its parameters.
+type Schema struct {
+	Kind Kind
+	K    int     // KB, MinSep: maximum participations per client
+	B    int     // KB: number of groups; MinSep: minimum separation in rounds
+	Q    float64 // Poisson: inclusion probability
+}
+
+// Clock is the simulated time of the rounds.
+type Clock struct {
+	StartHour    float64 // UTC hour of day of round 0
+	RoundSeconds float64 // simulated duration of a round
+	WaitSeconds  float64 // one clock step while waiting for eligible clients
+}
+
+// Planner plans a schedule under a schema, with availability and a cohort
+// policy: up to Cohort clients are drawn uniformly at random among those the
+// schema allows and availability admits; when fewer are eligible the round
+// waits up to MaxWaits clock steps for more, then goes ahead short (the
+// shortfall is recorded in the schedule). A population too small for the
+// schema (for example fewer than Cohort·B clients under B-min-sep) therefore
+// gives short rounds, not an error; only single participation, which cannot
+// go on at all once everyone has taken part, and (k,b) with fewer
+// participations than its epochs need, are refused.
+type Planner struct {
+	Schema   Schema
+	Cohort   int
+	Avail    Availability // nil: Always
+	Clock    Clock
+	MaxWaits int
+}
+
+var _ Scheduler = Planner{}
+
+// Validate checks the planner against a population and a number of rounds,
+// rejecting schedules that cannot be filled.
+func (p Planner) Validate(numClients, rounds int) error {
+	s := p.Schema
+	if numClients <= 0 || rounds <= 0 {
+		return fmt.Errorf("participation: %d clients, %d rounds", numClients, rounds)
+	}
+	if s.Kind != Poisson && (p.Cohort <= 0 || p.Cohort > numClients) {
+		return fmt.Errorf("participation: cohort of %d cannot be drawn from %d clients", p.Cohort, numClients)
+	}
+	if p.MaxWaits < 0 || (p.MaxWaits > 0 && !(p.Clock.WaitSeconds > 0)) {
+		return fmt.Errorf("participation: waiting needs max_waits >= 0 and a positive wait step")
+	}
+	if p.Clock.RoundSeconds < 0 {
+		return fmt.Errorf("participation: negative round duration %v", p.Clock.RoundSeconds)
+	}
+	switch s.Kind {
+	case Uniform:
+	case Single:
+		if need := rounds * p.Cohort; need > numClients {
+			return fmt.Errorf("participation: single participation needs %d rounds × %d clients = %d distinct clients; the population has %d", rounds, p.Cohort, need, numClients)
+		}
+	case KB:
+		if s.K <= 0 || s.B <= 0 {
+			return fmt.Errorf("participation: kb needs k > 0 and b > 0 (have k = %d, b = %d)", s.K, s.B)
+		}
+		if epochs := (rounds + s.B - 1) / s.B; epochs > s.K {
+			return fmt.Errorf("participation: kb: %d rounds with b = %d need %d participations per client, more than k = %d", rounds, s.B, epochs, s.K)
+		}
+	case MinSep:
+		if s.K <= 0 || s.B <= 0 {
+			return fmt.Errorf("participation: minsep needs k > 0 and b > 0 (have k = %d, b = %d)", s.K, s.B)
+		}
+	case Poisson:
+		if !(s.Q > 0 && s.Q <= 1) {
+			return fmt.Errorf("participation: poisson needs 0 < q <= 1 (have %v)", s.Q)
+		}
+		if _, ok := p.avail().(Always); !ok {
+			return fmt.Errorf("participation: poisson sampling amplifies privacy only when every client is always available; selection driven by availability is not sampling (use availability kind always, or another schema)")
+		}
+	default:
+		return fmt.Errorf("participation: unknown schema %q (want one of %v)", s.Kind, Kinds)
+	}
+	return nil
+}
+
+func (p Planner) avail() Availability {
+	if p.Avail == nil {
+		return Always{}
+	}
+	return p.Avail
+}
+
+// Plan implements Scheduler. Round t's draw uses the stream ("sched", t);
+// (k,b) groups use ("sched/groups").
+func (p Planner) Plan(numClients, rounds int, root rng.Root) (*Schedule, error) {
+	if err := p.Validate(numClients, rounds); err != nil {
+		return nil, err
+	}
+	s := &Schedule{NumClients: numClients, Rounds: make([][]int, rounds), Cohort: p.Cohort,
+		Times: make([]float64, rounds), Eligible: make([]int, rounds), Waits: make([]int, rounds)}
+	if p.Schema.Kind == Poisson {
+		s.Cohort = 0
+	}
+	avail := p.avail()
+	count := make([]int, numClients)
+	last := make([]int, numClients)
+	var members [][]int // kb: the clients of each group
+	if p.Schema.Kind == KB {
+		s.Groups = make([]int, numClients)
+		members = make([][]int, p.Schema.B)
+		for i, c := range root.Stream("sched/groups").Perm(numClients) {
+			g := i % p.Schema.B
+			s.Groups[c] = g
+			members[g] = append(members[g], c)
+		}
+		for _, m := range members {
+			slices.Sort(m)
+		}
+	}
+	allowed := func(c, t int) bool {
+		switch p.Schema.Kind {
+		case Single:
+			return count[c] == 0
+		case KB:
+			return count[c] < p.Schema.K
+		case MinSep:
+			return count[c] < p.Schema.K && (count[c] == 0 || t-last[c] >= p.Schema.B)
+		}
+		return true
+	}
+	ts := p.Clock.StartHour * 3600
+	var eligible []int
+	for t := range s.Rounds {
+		r := root.Stream("sched", uint64(t))
+		if p.Schema.Kind == Poisson {
+			var ids []int
+			for c := 0; c < numClients; c++ {
+				if r.Float64() < p.Schema.Q {
+					ids = append(ids, c)
+				}
+			}
+			s.Rounds[t], s.Eligible[t], s.Times[t] = ids, numClients, ts
+			for _, c := range ids {
+				count[c]++
+				last[c] = t
+			}
+			ts += p.Clock.RoundSeconds
+			continue
+		}
+		candidates := func(yield func(int) bool) {
+			if members != nil {
+				for _, c := range members[t%p.Schema.B] {
+					if !yield(c) {
+						return
+					}
+				}
+				return
+			}
+			for c := 0; c < numClients; c++ {
+				if !yield(c) {
+					return
+				}
+			}
+		}
+		for wait := 0; ; wait++ {
+			eligible = eligible[:0]
+			for c := range candidates {
+				if allowed(c, t) && avail.Available(c, ts) {
+					eligible = append(eligible, c)
+				}
+			}
+			if len(eligible) >= p.Cohort || wait >= p.MaxWaits {
+				s.Waits[t] = wait
+				break
+			}
+			ts += p.Clock.WaitSeconds
+		}
+		s.Times[t], s.Eligible[t] = ts, len(eligible)
+		n := min(p.Cohort, len(eligible))
+		for i := 0; i < n; i++ { // partial Fisher–Yates
+			j := i + r.IntN(len(eligible)-i)
+			eligible[i], eligible[j] = eligible[j], eligible[i]
+		}
+		ids := slices.Clone(eligible[:n])
+		slices.Sort(ids)
+		s.Rounds[t] = ids
+		for _, c := range ids {
+			count[c]++
+			last[c] = t
+		}
+		ts += p.Clock.RoundSeconds
+	}
+	return s, nil
+}
+
+// Audit implements Scheduler: it re-checks, independently of Plan, that the
+// schedule obeys the schema (participation counts, groups, separations), the
+// cohort bound, and that every participant was available at its round's time.
+func (p Planner) Audit(s *Schedule) error {
+	if p.Schema.Kind != Poisson {
+		if err := auditBasic(s, p.Cohort); err != nil {
+			return err
+		}
+	} else if err := auditBasic(s, s.NumClients); err != nil {
+		return err
+	}
+	avail := p.avail()
+	count := make([]int, s.NumClients)
+	last := make([]int, s.NumClients)
+	sch := p.Schema
+	for t, ids := range s.Rounds {
+		for _, c := range ids {
+			if s.Times != nil && !avail.Available(c, s.Times[t]) {
+				return fmt.Errorf("participation: client %d took part in round %d while unavailable", c, t)
+			}
+			switch sch.Kind {
+			case Single:
+				if count[c] >= 1 {
+					return fmt.Errorf("participation: single participation violated: client %d in round %d after round %d", c, t, last[c])
+				}
+			case KB:
+				if s.Groups == nil || s.Groups[c] != t%sch.B {
+					return fmt.Errorf("participation: (k,b) violated: client %d of group %d in round %d (group %d's turn)", c, groupOf(s, c), t, t%sch.B)
+				}
+				if count[c] >= sch.K {
+					return fmt.Errorf("participation: (k,b) violated: client %d takes part more than k = %d times", c, sch.K)
+				}
+			case MinSep:
+				if count[c] >= sch.K {
+					return fmt.Errorf("participation: min-sep violated: client %d takes part more than k = %d times", c, sch.K)
+				}
+				if count[c] > 0 && t-last[c] < sch.B {
+					return fmt.Errorf("participation: min-sep violated: client %d in rounds %d and %d, separation %d < b = %d", c, last[c], t, t-last[c], sch.B)
+				}
+			}
+			count[c]++
+			last[c] = t
+		}
+	}
+	return nil
+}
+
+func groupOf(s *Schedule, c int) int {
+	if s.Groups == nil {
+		return -1
+	}
+	return s.Groups[c]
+}
+
+// MaxParticipations is the most participations the schema allows a client in
+// the given number of rounds (math.MaxInt for Uniform and Poisson, which do
+// not bound it).
+func (s Schema) MaxParticipations(rounds int) int {
+	switch s.Kind {
+	case Single:
+		return 1
+	case KB, MinSep:
+		return min(s.K, (rounds+s.B-1)/s.B)
+	}
+	return math.MaxInt
+}
+
+// auditBasic checks IDs, ordering and the cohort bound.
+func auditBasic(s *Schedule, cohort int) error {
+	for t, ids := range s.Rounds {
+		if len(ids) > cohort {
+			return fmt.Errorf("participation: round %d has %d clients, more than the cohort of %d", t, len(ids), cohort)
+		}
+		for i, c := range ids {
+			if c < 0 || c >= s.NumClients {
+				return fmt.Errorf("participation: round %d has client %d outside the population of %d", t, c, s.NumClients)
+			}
+			if i > 0 && ids[i-1] >= c {
+				return fmt.Errorf("participation: round %d lists clients out of order or twice (%d then %d)", t, ids[i-1], c)
+			}
+		}
+	}
+	return nil
+}
