@@ -43,8 +43,11 @@ func (s *Score) Add(o Score) {
 
 // Spec describes a model architecture; Build makes one instance of it.
 type Spec struct {
-	Kind   string // "logreg" or "mlp"
-	Hidden []int  // hidden layer widths (mlp)
+	Kind     string // one of Kinds
+	Hidden   []int  // hidden layer widths (mlp); recurrent width (lstm, one entry)
+	Channels int    // image channels (cnn, cnn-large; 0 means 1)
+	Embed    int    // token embedding width (lstm; 0 means 32)
+	Proj     int    // projection width before the output layer (lstm; 0 means Embed)
 }
 
 // Model kinds.
@@ -54,7 +57,7 @@ const (
 )
 
 // Kinds lists the model kinds Build accepts.
-var Kinds = []string{LogReg, MLP}
+var Kinds = []string{LogReg, MLP, CNN, CNNLarge}
 
 // Build compiles one instance of the model for inputs of dimension dim,
 // the given number of classes and a fixed batch size.
@@ -75,6 +78,8 @@ func (s Spec) Build(dim, classes, batch int) (Model, error) {
 			}
 		}
 		return newDense(s.Hidden, dim, classes, batch)
+	case CNN, CNNLarge:
+		return newCNN(s.Kind == CNNLarge, dim, s.Channels, classes, batch)
 	default:
 		return nil, fmt.Errorf("models: unknown model kind %q (want one of %v)", s.Kind, Kinds)
 	}
@@ -82,7 +87,16 @@ func (s Spec) Build(dim, classes, batch int) (Model, error) {
 
 // NumParams reports the parameter count of the architecture for the given
 // input dimension and classes, without building a graph.
+// It returns 0 when the architecture cannot take such inputs.
 func (s Spec) NumParams(dim, classes int) int {
+	switch s.Kind {
+	case CNN, CNNLarge:
+		g, err := newCNNGeom(s.Kind == CNNLarge, dim, s.Channels)
+		if err != nil {
+			return 0
+		}
+		return g.layout(classes).n
+	}
 	n, in := 0, dim
 	for _, h := range s.Hidden {
 		if s.Kind != MLP {

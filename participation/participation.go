@@ -23,7 +23,6 @@ type Scheduler interface {
 	Audit(s *Schedule) error
 }
 
-
 // Schedule is a realized participation pattern: Rounds[t] lists the clients
 // of round t in increasing ID order.
 type Schedule struct {
@@ -114,4 +113,3 @@ func (s *Schedule) ParticipationsThrough() []int {
 	}
 	return out
 }
-

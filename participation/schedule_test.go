@@ -27,7 +27,6 @@ func randomAvail(n int, r *rand.Rand, horizon float64) *Trace {
 	return t
 }
 
-
 // TestSchedulersNeverViolateSchema: over many seeds and random availability,
 // every scheduler's plan passes an independent schema check (counts,
 // separations, groups), never exceeds the cohort, and only selects available
