@@ -1,4 +1,6 @@
-// Package models holds dpfl's trainable models, built on Gorgonia.
+// Package models holds dpfl's trainable models, built on Gorgonia:
+// logistic regression and MLP (dense.go), the seeds' (E)MNIST CNN and the
+// federated-EMNIST CNN (cnn.go), and a next-word LSTM (lstm.go).
 //
 // A Model is one compiled graph and one tape machine, built once per worker
 // and reused for every client that worker trains (no per-client rebuild).
@@ -12,7 +14,9 @@
 //
 // Gorgonia v0.9.18 traps handled here: the machine is Reset after every run;
 // gradients come from symbolic Grad nodes (not accumulating dual values);
-// constants are float32 in float32 graphs.
+// constants are float32 in float32 graphs; dropout masks are graph inputs
+// drawn from dpfl's RNG (Gorgonia's Dropout seeds from the clock, scales its
+// backward pass wrongly, and EvalMode reaches every machine of a graph).
 //
 // Package models imports datasets, gorgonia and the standard library.
 package models

@@ -1,0 +1,253 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"dpfl/datasets"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Convolutional model kinds. Inputs are square images of Spec.Channels
+// channels (default 1) stored channel-major in each batch row
+// (dim = channels·side·side).
+//
+// CNN is the seeds' (E)MNIST network (K21 Table 2, after Papernot et al.):
+// conv 16 filters 8×8 stride 2, ReLU, conv 32 filters 4×4 stride 2, ReLU,
+// dense 32, ReLU, dense classes, softmax. The seeds do not give the padding;
+// dpfl pads the first conv by 3 and the second by 1 on every side, which is
+// TensorFlow's "same" padding for a 28×28 input: 28 → 14 → 7, so the dense
+// layer sees 7·7·32 = 1,568 features (59,802 parameters for 10 classes). Any
+// even side works (side s → s/2 → ⌈s/4⌉ for s ≡ 0 mod 4).
+//
+// CNNLarge is the federated-EMNIST CNN of FL papers (McMahan et al.; Reddi et
+// al.): conv 32 3×3, ReLU, conv 64 3×3, ReLU (no padding, stride 1), max-pool
+// 2×2, dropout 0.25, dense 128, ReLU, dropout 0.5, dense classes, softmax
+// (28×28: 1,199,882 parameters for 10 classes, 1,206,590 for 62). Dropout
+// masks are inputs drawn from dpfl's RNG (see Stochastic), never Gorgonia's
+// clock-seeded Dropout; evaluation uses all-ones masks on the model's own
+// graph, so it cannot switch dropout off in another model.
+const (
+	CNN      = "cnn"
+	CNNLarge = "cnn-large"
+)
+
+// cnnGeom is the shape bookkeeping of both CNNs.
+type cnnGeom struct {
+	ch, side  int
+	flat      int // features entering the first dense layer
+	large     bool
+	hidden    int // dense width
+	convShape [2][4]int
+}
+
+func newCNNGeom(large bool, dim, channels int) (cnnGeom, error) {
+	if channels <= 0 {
+		channels = 1
+	}
+	side := int(math.Round(math.Sqrt(float64(dim / channels))))
+	if dim%channels != 0 || side*side*channels != dim {
+		return cnnGeom{}, fmt.Errorf("models: input dimension %d is not %d square channel(s)", dim, channels)
+	}
+	g := cnnGeom{ch: channels, side: side, large: large}
+	if large {
+		s := (side - 4) / 2
+		if side < 6 {
+			return cnnGeom{}, fmt.Errorf("models: %s needs images of side at least 6, got %d", CNNLarge, side)
+		}
+		g.convShape = [2][4]int{{32, channels, 3, 3}, {64, 32, 3, 3}}
+		g.flat, g.hidden = 64*s*s, 128
+		return g, nil
+	}
+	if side < 4 || side%2 != 0 {
+		return cnnGeom{}, fmt.Errorf("models: %s needs images of even side at least 4, got %d", CNN, side)
+	}
+	s1 := (side+6-8)/2 + 1
+	s2 := (s1+2-4)/2 + 1
+	g.convShape = [2][4]int{{16, channels, 8, 8}, {32, 16, 4, 4}}
+	g.flat, g.hidden = 32*s2*s2, 32
+	return g, nil
+}
+
+// layout lists the parameters: conv filters [out, in, kh, kw] and biases
+// [1, out, 1, 1], then dense W [in, out] and b [out].
+func (g cnnGeom) layout(classes int) layout {
+	var l layout
+	for i, s := range g.convShape {
+		l.add(fmt.Sprintf("conv%d", i), s[:]...)
+		l.add(fmt.Sprintf("convb%d", i), 1, s[0], 1, 1)
+	}
+	l.add("W0", g.flat, g.hidden)
+	l.add("b0", g.hidden)
+	l.add("W1", g.hidden, classes)
+	l.add("b1", classes)
+	return l
+}
+
+// cnn is a compiled CNN or CNNLarge.
+type cnn struct {
+	*graphModel
+	dropout
+	geom                cnnGeom
+	batch, dim, classes int
+	xT, yT, wT          *tensor.Dense
+	logitsV             G.Value
+}
+
+var (
+	_ Model      = (*cnn)(nil)
+	_ Stochastic = (*cnn)(nil)
+)
+
+func newCNN(large bool, dim, channels, classes, batch int) (*cnn, error) {
+	geom, err := newCNNGeom(large, dim, channels)
+	if err != nil {
+		return nil, err
+	}
+	gm := newGraphModel(geom.layout(classes))
+	m := &cnn{graphModel: gm, geom: geom, batch: batch, dim: dim, classes: classes}
+	x, xT := gm.input("x", batch, dim)
+	y, yT := gm.input("y", batch, classes)
+	w, wT := gm.input("w", batch)
+	m.xT, m.yT, m.wT = xT, yT, wT
+	p := gm.wrt
+	fail := func(what string, err error) (*cnn, error) {
+		return nil, fmt.Errorf("models: %s %s: %w", map[bool]string{false: CNN, true: CNNLarge}[large], what, err)
+	}
+	h, err := G.Reshape(x, tensor.Shape{batch, geom.ch, geom.side, geom.side})
+	if err != nil {
+		return fail("reshape", err)
+	}
+	pads, strides := [2]int{3, 1}, [2]int{2, 2}
+	if large {
+		pads, strides = [2]int{0, 0}, [2]int{1, 1}
+	}
+	for i, s := range geom.convShape {
+		if h, err = G.Conv2d(h, p[2*i], tensor.Shape{s[2], s[3]}, []int{pads[i], pads[i]}, []int{strides[i], strides[i]}, []int{1, 1}); err != nil {
+			return fail(fmt.Sprintf("conv %d", i), err)
+		}
+		if h, err = G.BroadcastAdd(h, p[2*i+1], nil, []byte{0, 2, 3}); err != nil {
+			return fail(fmt.Sprintf("conv %d bias", i), err)
+		}
+		if h, err = G.Rectify(h); err != nil {
+			return fail(fmt.Sprintf("conv %d relu", i), err)
+		}
+	}
+	if large {
+		if h, err = G.MaxPool2D(h, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2}); err != nil {
+			return fail("max-pool", err)
+		}
+	}
+	if h, err = G.Reshape(h, tensor.Shape{batch, geom.flat}); err != nil {
+		return fail("flatten", err)
+	}
+	mask := func(width int, rate float64) error {
+		if !large {
+			return nil
+		}
+		n, t := gm.input(fmt.Sprintf("mask%d", len(m.masks)), batch, width)
+		m.masks, m.rates = append(m.masks, t), append(m.rates, rate)
+		h, err = G.HadamardProd(h, n)
+		return err
+	}
+	if err := mask(geom.flat, 0.25); err != nil {
+		return fail("dropout", err)
+	}
+	for i := 0; i < 2; i++ {
+		if h, err = G.Mul(h, p[4+2*i]); err != nil {
+			return fail(fmt.Sprintf("dense %d", i), err)
+		}
+		if h, err = G.BroadcastAdd(h, p[5+2*i], nil, []byte{0}); err != nil {
+			return fail(fmt.Sprintf("dense %d bias", i), err)
+		}
+		if i == 0 {
+			if h, err = G.Rectify(h); err != nil {
+				return fail("dense relu", err)
+			}
+			if err := mask(geom.hidden, 0.5); err != nil {
+				return fail("dropout", err)
+			}
+		}
+	}
+	loss, err := SoftmaxXent(h, y, w)
+	if err != nil {
+		return fail("loss", err)
+	}
+	G.Read(h, &m.logitsV)
+	if err := gm.finish(loss); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *cnn) BatchSize() int { return m.batch }
+
+// Init draws conv filters and dense weights from Glorot's uniform
+// distribution (conv fans: in·kh·kw and out·kh·kw) and zeroes the biases.
+func (m *cnn) Init(r *rand.Rand) {
+	for i, s := range m.geom.convShape {
+		m.glorot(r, 2*i, s[1]*s[2]*s[3], s[0]*s[2]*s[3])
+		clear(m.lay.view(m.params, 2*i+1))
+	}
+	m.glorot(r, 4, m.geom.flat, m.geom.hidden)
+	clear(m.lay.view(m.params, 5))
+	m.glorot(r, 6, m.geom.hidden, m.classes)
+	clear(m.lay.view(m.params, 7))
+}
+
+func (m *cnn) load(b *datasets.Batch) {
+	if b.Size != m.batch || b.Dim != m.dim {
+		panic(fmt.Sprintf("models: batch of %d x %d given to a model built for %d x %d", b.Size, b.Dim, m.batch, m.dim))
+	}
+	copy(m.xT.Data().([]float32), b.X)
+	copy(m.wT.Data().([]float32), b.W)
+	oneHot(m.yT.Data().([]float32), b.Y, m.classes)
+}
+
+func (m *cnn) Grad(grad []float32, b *datasets.Batch) (float64, error) {
+	m.load(b)
+	m.draw(b, m.params)
+	return m.grad(grad)
+}
+
+func (m *cnn) Eval(b *datasets.Batch) (Score, error) {
+	m.load(b)
+	m.off()
+	if err := m.run(); err != nil {
+		return Score{}, err
+	}
+	return scoreRows(m.logitsV.Data().([]float32), b, m.classes, float64(m.lossV.Data().(float32))), nil
+}
+
+// oneHot writes the one-hot rows of labels into y.
+func oneHot(y []float32, labels []int32, classes int) {
+	clear(y)
+	for i, c := range labels {
+		y[i*classes+int(c)] = 1
+	}
+}
+
+// scoreRows scores a classifier's real rows: argmax accuracy and the summed
+// loss (meanLoss is the graph's weighted mean over real rows).
+func scoreRows(logits []float32, b *datasets.Batch, classes int, meanLoss float64) Score {
+	correct := 0
+	for i := 0; i < b.Real; i++ {
+		if argmax(logits[i*classes:(i+1)*classes]) == int(b.Y[i]) {
+			correct++
+		}
+	}
+	return Score{LossSum: meanLoss * float64(b.Real), Correct: correct, Count: b.Real}
+}
+
+func argmax(row []float32) int {
+	best := 0
+	for c := range row {
+		if row[c] > row[best] {
+			best = c
+		}
+	}
+	return best
+}

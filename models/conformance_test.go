@@ -1,0 +1,331 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"dpfl/datasets"
+)
+
+// testCase is one model under the conformance suite, on inputs small enough
+// for a fast test.
+type testCase struct {
+	name       string
+	spec       Spec
+	data       func(n int, r *rand.Rand) *datasets.Dataset
+	batch      int
+	steps, lr  float64
+	fdCoords   int     // coordinates checked by finite differences
+	fdStep     float64 // central-difference step
+	absTol     float64 // finite-difference tolerance: abs + rel·|fd|
+	relTol     float64
+	lossFactor float64 // after steps of SGD, loss at most this fraction of the start
+	dropout    bool    // the model drops units in training
+}
+
+// images returns n square images of the given side whose class is a blob
+// position (unit tests only): class c lights a 3×3 patch near its own spot.
+func images(side, classes int) func(n int, r *rand.Rand) *datasets.Dataset {
+	return func(n int, r *rand.Rand) *datasets.Dataset {
+		dim := side * side
+		d := &datasets.Dataset{X: make([]float32, n*dim), Y: make([]int32, n), Dim: dim, Classes: classes}
+		for i := 0; i < n; i++ {
+			c := r.IntN(classes)
+			d.Y[i] = int32(c)
+			row := d.X[i*dim : (i+1)*dim]
+			for j := range row {
+				row[j] = float32(0.1 * r.Float64())
+			}
+			cy, cx := 1+(c*(side-3))/classes, 1+((classes-1-c)*(side-3))/classes
+			for dy := 0; dy < 3; dy++ {
+				for dx := 0; dx < 3; dx++ {
+					row[(cy+dy-1)*side+cx+dx-1] += 1
+				}
+			}
+		}
+		return d
+	}
+}
+
+func cases() []testCase {
+	return []testCase{
+		{name: "cnn", spec: Spec{Kind: CNN}, data: images(8, 3), batch: 6, steps: 200, lr: 0.1,
+			fdCoords: 400, fdStep: 1e-3, absTol: 2e-3, relTol: 0.03, lossFactor: 0.3},
+		{name: "cnn-large", spec: Spec{Kind: CNNLarge}, data: images(8, 3), batch: 6, steps: 200, lr: 0.05, dropout: true,
+			fdCoords: 400, fdStep: 1e-2, absTol: 2e-3, relTol: 0.03, lossFactor: 0.3},
+	}
+}
+
+func build(t testing.TB, tc testCase, d *datasets.Dataset, batch int) Model {
+	t.Helper()
+	m, err := tc.spec.Build(d.Dim, d.Classes, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func fill(d *datasets.Dataset, size int, idx []int) *datasets.Batch {
+	b := datasets.NewBatch(size, d.Dim)
+	b.Fill(d, idx)
+	return b
+}
+
+func seq(lo, hi int) []int {
+	out := make([]int, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// fixMasks makes a stochastic model draw the same dropout masks on every
+// call, so finite differences see one function.
+func fixMasks(m Model) {
+	if s, ok := m.(Stochastic); ok {
+		s.SetRNG(rand.New(rand.NewPCG(42, 42)))
+	}
+}
+
+// TestConformanceGradient: each model's gradient matches central finite
+// differences of its own training loss (float32 graph; the step and
+// tolerance of each case are in cases()), on a batch with padding rows.
+// Dropout masks are held fixed across the evaluations.
+func TestConformanceGradient(t *testing.T) {
+	for _, tc := range cases() {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, 2))
+			d := tc.data(tc.batch, r)
+			m := build(t, tc, d, tc.batch)
+			if m.NumParams() != tc.spec.NumParams(d.Dim, d.Classes) {
+				t.Fatalf("NumParams %d, Spec.NumParams %d", m.NumParams(), tc.spec.NumParams(d.Dim, d.Classes))
+			}
+			m.Init(r)
+			p := m.Params()
+			for i := range p { // biases away from zero so every parameter matters
+				p[i] += float32(0.05 * r.NormFloat64())
+			}
+			b := fill(d, tc.batch, seq(0, tc.batch-1)) // one padding row
+			grad := make([]float32, m.NumParams())
+			fixMasks(m)
+			if _, err := m.Grad(grad, b); err != nil {
+				t.Fatal(err)
+			}
+			scratch := make([]float32, m.NumParams())
+			lossAt := func() float64 {
+				fixMasks(m)
+				l, err := m.Grad(scratch, b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			coords := r.Perm(len(p))[:min(tc.fdCoords, len(p))]
+			bad, worst := 0, 0.0
+			for _, i := range coords {
+				old := p[i]
+				p[i] = old + float32(tc.fdStep)
+				up := lossAt()
+				p[i] = old - float32(tc.fdStep)
+				down := lossAt()
+				p[i] = old
+				fd := (up - down) / (2 * tc.fdStep)
+				err := math.Abs(fd - float64(grad[i]))
+				worst = max(worst, err/(tc.absTol+tc.relTol*math.Abs(fd)))
+				if err > tc.absTol+tc.relTol*math.Abs(fd) {
+					bad++
+					t.Logf("parameter %d: gradient %g, finite difference %g", i, grad[i], fd)
+				}
+			}
+			// A ReLU kink between p-h and p+h can spoil one coordinate; allow
+			// at most 1% of them.
+			if bad > len(coords)/100 {
+				t.Errorf("%d of %d coordinates outside tolerance", bad, len(coords))
+			}
+			t.Logf("%d coordinates checked; worst error / tolerance %.3f; %d outside", len(coords), worst, bad)
+		})
+	}
+}
+
+// TestConformanceSGD: a few hundred SGD steps reduce the evaluation loss.
+func TestConformanceSGD(t *testing.T) {
+	for _, tc := range cases() {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(5, 6))
+			n := 16 * tc.batch
+			d := tc.data(n, r)
+			m := build(t, tc, d, tc.batch)
+			m.Init(r)
+			eval := build(t, tc, d, n)
+			full := fill(d, n, seq(0, n))
+			lossOf := func() float64 {
+				copy(eval.Params(), m.Params())
+				s, err := eval.Eval(full)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s.LossSum / float64(s.Count)
+			}
+			before := lossOf()
+			grad := make([]float32, m.NumParams())
+			b := datasets.NewBatch(tc.batch, d.Dim)
+			order := seq(0, n)
+			for step := 0; step < int(tc.steps); step++ {
+				lo := (step * tc.batch) % n
+				if lo == 0 {
+					r.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+				}
+				b.Fill(d, order[lo:lo+tc.batch])
+				if _, err := m.Grad(grad, b); err != nil {
+					t.Fatal(err)
+				}
+				for i, g := range grad {
+					m.Params()[i] -= float32(tc.lr) * g
+				}
+			}
+			after := lossOf()
+			t.Logf("loss %.4f -> %.4f after %d steps", before, after, int(tc.steps))
+			if !(after < tc.lossFactor*before) {
+				t.Errorf("loss %g -> %g; want at most %g of the start", before, after, tc.lossFactor)
+			}
+		})
+	}
+}
+
+// TestConformanceEvalIsolation: evaluation is deterministic (no dropout),
+// does not change what the next training call computes, and does not reach
+// another model instance; training with dropout differs from evaluation.
+func TestConformanceEvalIsolation(t *testing.T) {
+	for _, tc := range cases() {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(7, 8))
+			d := tc.data(tc.batch, r)
+			a, other := build(t, tc, d, tc.batch), build(t, tc, d, tc.batch)
+			a.Init(r)
+			copy(other.Params(), a.Params())
+			b := fill(d, tc.batch, seq(0, tc.batch))
+			g1, g2 := make([]float32, a.NumParams()), make([]float32, a.NumParams())
+			fixMasks(a)
+			l1, err := a.Grad(g1, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s1, _ := a.Eval(b)
+			s2, _ := other.Eval(b)
+			if s1 != s2 {
+				t.Fatalf("two instances evaluate differently: %+v vs %+v", s1, s2)
+			}
+			if s3, _ := a.Eval(b); s3 != s1 {
+				t.Fatalf("evaluation not deterministic: %+v vs %+v", s1, s3)
+			}
+			fixMasks(a)
+			l2, err := a.Grad(g2, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l1 != l2 {
+				t.Fatalf("training loss %g before evaluation, %g after", l1, l2)
+			}
+			for i := range g1 {
+				if g1[i] != g2[i] {
+					t.Fatalf("gradient %d changed after evaluation", i)
+				}
+			}
+			if tc.dropout {
+				// Dropout is on in training: the training loss is not the
+				// evaluation loss, and the default masks (no SetRNG) depend
+				// only on batch and parameters, so two instances agree.
+				if math.Abs(l1-s1.LossSum/float64(s1.Count)) < 1e-6 {
+					t.Fatalf("training loss %g equals evaluation loss: dropout inactive", l1)
+				}
+				a.(Stochastic).SetRNG(nil)
+				other.(Stochastic).SetRNG(nil)
+				la, _ := a.Grad(g1, b)
+				lb, _ := other.Grad(g2, b)
+				if la != lb {
+					t.Fatalf("default dropout masks differ between instances: loss %g vs %g", la, lb)
+				}
+			}
+		})
+	}
+}
+
+// TestConformanceReuse: one model reused for many clients (new parameters,
+// training and evaluation each time) does not grow the heap. Tolerance: the
+// live heap after 150 clients at most 25% + 4 MiB above that after 30.
+func TestConformanceReuse(t *testing.T) {
+	for _, tc := range cases() {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(9, 10))
+			d := tc.data(4*tc.batch, r)
+			m := build(t, tc, d, tc.batch)
+			m.Init(r)
+			global := append([]float32(nil), m.Params()...)
+			grad := make([]float32, m.NumParams())
+			b := datasets.NewBatch(tc.batch, d.Dim)
+			heap := func() uint64 {
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				return ms.HeapAlloc
+			}
+			var base uint64
+			for client := 0; client < 150; client++ {
+				if client == 30 {
+					base = heap()
+				}
+				copy(m.Params(), global)
+				for s := 0; s < 2; s++ {
+					lo := ((client + s) % 4) * tc.batch
+					b.Fill(d, seq(lo, lo+tc.batch))
+					if _, err := m.Grad(grad, b); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := m.Eval(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			end := heap()
+			t.Logf("heap %d KiB after 30 clients, %d KiB after 150", base>>10, end>>10)
+			if float64(end) > 1.25*float64(base)+4<<20 {
+				t.Errorf("heap grew from %d to %d bytes over 120 reuses", base, end)
+			}
+		})
+	}
+}
+
+// TestCNNParamCounts checks the architectures against published counts: the
+// federated-EMNIST CNN has 1,206,590 parameters for 62 classes on 28×28
+// (GO-NUMERICS, matching TFF's model), and the seeds' CNN is
+// 16·64+16 + 32·16·16+32 + 1568·32+32 + 32·10+10 for MNIST.
+func TestCNNParamCounts(t *testing.T) {
+	if n := (Spec{Kind: CNNLarge}).NumParams(784, 62); n != 1206590 {
+		t.Errorf("cnn-large: %d parameters, want 1,206,590", n)
+	}
+	if n := (Spec{Kind: CNN}).NumParams(784, 10); n != 16*64+16+32*16*16+32+1568*32+32+32*10+10 {
+		t.Errorf("cnn: %d parameters", n)
+	}
+	for _, bad := range []struct {
+		s   Spec
+		dim int
+	}{{Spec{Kind: CNN}, 783}, {Spec{Kind: CNN}, 9}, {Spec{Kind: CNNLarge}, 16}, {Spec{Kind: CNN, Channels: 3}, 784}} {
+		if _, err := bad.s.Build(bad.dim, 10, 2); err == nil {
+			t.Errorf("%+v built for dim %d", bad.s, bad.dim)
+		}
+	}
+	// The real 28×28 shapes build and run.
+	for _, k := range []string{CNN, CNNLarge} {
+		m, err := Spec{Kind: k}.Build(784, 10, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Init(rand.New(rand.NewPCG(1, 1)))
+		d := images(28, 10)(2, rand.New(rand.NewPCG(2, 2)))
+		if _, err := m.Grad(make([]float32, m.NumParams()), fill(d, 2, seq(0, 2))); err != nil {
+			t.Fatalf("%s on 28x28: %v", k, err)
+		}
+	}
+}

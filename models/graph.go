@@ -1,0 +1,196 @@
+package models
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"dpfl/datasets"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Stochastic is implemented by models with dropout. SetRNG makes the next
+// training calls (Grad) draw their dropout masks from r; evaluation never
+// drops units. Without a SetRNG call (or after SetRNG(nil)) each Grad seeds
+// its masks from a hash of the batch and the parameters, so a run is
+// deterministic and independent of which worker trains which client.
+// Models without dropout layers ignore SetRNG.
+type Stochastic interface {
+	SetRNG(r *rand.Rand)
+}
+
+// layout assigns each parameter tensor its place in the flat vector.
+type layout struct {
+	names  []string
+	shapes []tensor.Shape
+	offs   []int
+	n      int
+}
+
+// add reserves a tensor of the given shape and returns its index.
+func (l *layout) add(name string, shape ...int) int {
+	s := tensor.Shape(shape).Clone()
+	l.names = append(l.names, name)
+	l.shapes = append(l.shapes, s)
+	l.offs = append(l.offs, l.n)
+	l.n += s.TotalSize()
+	return len(l.names) - 1
+}
+
+// view returns parameter tensor k's slice of params.
+func (l *layout) view(params []float32, k int) []float32 {
+	return params[l.offs[k] : l.offs[k]+l.shapes[k].TotalSize()]
+}
+
+// graphModel is the part every Gorgonia model shares: a flat parameter
+// vector whose tensors are views bound to graph nodes, the gradient nodes,
+// and one tape machine reused for every run.
+type graphModel struct {
+	lay     layout
+	params  []float32
+	g       *G.ExprGraph
+	wrt     G.Nodes // parameter nodes, in layout order
+	gradOut G.Nodes
+	lossV   G.Value
+	vm      G.VM
+}
+
+// newGraphModel allocates the parameters of lay and creates their nodes in a
+// fresh graph.
+func newGraphModel(lay layout) *graphModel {
+	m := &graphModel{lay: lay, params: make([]float32, lay.n), g: G.NewGraph()}
+	for k, s := range lay.shapes {
+		v := tensor.New(tensor.WithShape(s...), tensor.WithBacking(lay.view(m.params, k)))
+		m.wrt = append(m.wrt, G.NewTensor(m.g, tensor.Float32, len(s), G.WithShape(s...), G.WithName(lay.names[k]), G.WithValue(v)))
+	}
+	return m
+}
+
+// input makes a float32 input node of the given shape bound to a fresh
+// tensor, and returns both.
+func (m *graphModel) input(name string, shape ...int) (*G.Node, *tensor.Dense) {
+	t := tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float32))
+	return G.NewTensor(m.g, tensor.Float32, len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(t)), t
+}
+
+// finish adds the gradient nodes of loss and compiles the machine.
+func (m *graphModel) finish(loss *G.Node, read ...*G.Node) error {
+	var err error
+	if m.gradOut, err = G.Grad(loss, m.wrt...); err != nil {
+		return fmt.Errorf("models: gradient: %w", err)
+	}
+	G.Read(loss, &m.lossV)
+	m.vm = G.NewTapeMachine(m.g)
+	return nil
+}
+
+func (m *graphModel) NumParams() int    { return len(m.params) }
+func (m *graphModel) Params() []float32 { return m.params }
+
+// run executes the tape once and resets it (Gorgonia trap: without Reset the
+// next run silently does nothing).
+func (m *graphModel) run() error {
+	err := m.vm.RunAll()
+	m.vm.Reset()
+	if err != nil {
+		return fmt.Errorf("models: %w", err)
+	}
+	return nil
+}
+
+// grad runs the graph and copies the gradient into grad; it returns the loss.
+func (m *graphModel) grad(grad []float32) (float64, error) {
+	if len(grad) != len(m.params) {
+		panic(fmt.Sprintf("models: gradient buffer of %d for %d parameters", len(grad), len(m.params)))
+	}
+	if err := m.run(); err != nil {
+		return 0, err
+	}
+	for k, n := range m.gradOut {
+		copy(m.lay.view(grad, k), n.Value().Data().([]float32))
+	}
+	return float64(m.lossV.Data().(float32)), nil
+}
+
+// glorot fills tensor k with U(-a, a), a = sqrt(6/(fanIn+fanOut)).
+func (m *graphModel) glorot(r *rand.Rand, k, fanIn, fanOut int) {
+	m.uniform(r, k, math.Sqrt(6/float64(fanIn+fanOut)))
+}
+
+// uniform fills tensor k with U(-a, a).
+func (m *graphModel) uniform(r *rand.Rand, k int, a float64) {
+	for i, w := 0, m.lay.view(m.params, k); i < len(w); i++ {
+		w[i] = float32((2*r.Float64() - 1) * a)
+	}
+}
+
+// dropout holds one mask input per dropout layer and the RNG the masks come
+// from.
+type dropout struct {
+	rates []float64
+	masks []*tensor.Dense
+	rng   *rand.Rand // caller's, or nil: seeded per call from a hash
+}
+
+func (d *dropout) SetRNG(r *rand.Rand) { d.rng = r }
+
+// draw fills every mask for training: 0 with probability rate, else
+// 1/(1-rate) (inverted dropout, so evaluation needs no rescaling).
+func (d *dropout) draw(b *datasets.Batch, params []float32) {
+	r := d.rng
+	if r == nil {
+		r = rand.New(rand.NewChaCha8(batchParamsKey(b, params)))
+	}
+	for k, t := range d.masks {
+		p := d.rates[k]
+		keep := float32(1 / (1 - p))
+		for i, v := 0, t.Data().([]float32); i < len(v); i++ {
+			if r.Float64() < p {
+				v[i] = 0
+			} else {
+				v[i] = keep
+			}
+		}
+	}
+}
+
+// off sets every mask to one (evaluation: no unit dropped).
+func (d *dropout) off() {
+	for _, t := range d.masks {
+		for i, v := 0, t.Data().([]float32); i < len(v); i++ {
+			v[i] = 1
+		}
+	}
+}
+
+// batchParamsKey hashes the batch and a strided sample of the parameters
+// into a ChaCha8 key: the same client state gives the same dropout masks on
+// any worker.
+func batchParamsKey(b *datasets.Batch, params []float32) [32]byte {
+	var h [4]uint64
+	mix := func(lane int, v uint64) {
+		h[lane] = (h[lane]^v)*0x100000001b3 + 0x9e3779b97f4a7c15
+		h[lane] ^= h[lane] >> 29
+	}
+	for i, x := range b.X {
+		mix(i&3, uint64(math.Float32bits(x)))
+	}
+	for i, y := range b.Y {
+		mix(i&3, uint64(y)|uint64(math.Float32bits(b.W[i]))<<32)
+	}
+	for i, t := range b.Next {
+		mix(i&3, uint64(t))
+	}
+	for i := 0; i < len(params); i += 257 {
+		mix(i&3, uint64(math.Float32bits(params[i])))
+	}
+	mix(0, uint64(len(params)))
+	var key [32]byte
+	for lane, v := range h {
+		binary.LittleEndian.PutUint64(key[8*lane:], v)
+	}
+	return key
+}
