@@ -2,8 +2,6 @@ package strategy
 
 import (
 	"context"
-	"math"
-	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -110,24 +108,51 @@ func TestOptimalMomentumWorkload(t *testing.T) {
 	if m := mustEval(t, fp, w, single); !near(m.Loss, 1507.484, 2e-3) {
 		t.Errorf("opt-prefix on cooldown: %.4f, want 1507.484", m.Loss)
 	}
+	// β = 0.9, η ≡ 1 (dense eigensolver path): 65567.194 (the reference needed
+	// ≈800 plain iterations; Anderson acceleration needs well under 100).
+	wm := Momentum(n, 0.9, nil)
+	fm, err := OptimalSingle(context.Background(), wm, FixedPointOptions{Gap: 1e-8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := mustEval(t, fm, wm, single); !near(m.Loss, 65567.194, 1e-3+1e-8*m.Loss) || !fm.Status().Converged {
+		t.Errorf("optimal for momentum 0.9: %.4f, want 65567.194; %+v", m.Loss, fm.Status())
+	}
+	t.Logf("momentum 0.9: %+v", fm.Status())
 }
 
-func TestOptimalN1024Long(t *testing.T) {
-	if os.Getenv("DPFL_LONG") != "1" {
-		t.Skip("n=1024 fixed point is long; set DPFL_LONG=1 to run it")
+// Anderson acceleration and the plain iteration reach the same optimum.
+func TestOptimalAndersonMatchesPlain(t *testing.T) {
+	w := Prefix(128)
+	a, err := OptimalSingle(context.Background(), w, FixedPointOptions{Gap: 1e-11})
+	if err != nil {
+		t.Fatal(err)
 	}
+	p, err := OptimalSingle(context.Background(), w, FixedPointOptions{Gap: 1e-11, Anderson: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	la, lp := mustEval(t, a, w, Participation{Kind: Single}).Loss, mustEval(t, p, w, Participation{Kind: Single}).Loss
+	if !near(la, lp, 2e-11*lp) || a.Status().Iterations >= p.Status().Iterations {
+		t.Errorf("anderson %v (%d it) vs plain %v (%d it)", la, a.Status().Iterations, lp, p.Status().Iterations)
+	}
+}
+
+func TestOptimalN1024(t *testing.T) {
 	// NUMBERS.md §D.3: loss 8944.3292, C[0][0] = 0.39549, C[1][0] = 0.23536,
-	// C[1][1] = 0.41994, C[n−1][n−1] = 1.
-	f, err := OptimalSingle(context.Background(), Prefix(1024), FixedPointOptions{Gap: 1e-9})
+	// C[1][1] = 0.41994, C[n−1][n−1] = 1. The reference stopped at gap 1e-9;
+	// the loss is quadratic at the optimum, so its X (and C) is only pinned
+	// to about sqrt(1e-9) ≈ 3e-5: tolerance 5e-5 on the entries, 1e-4 on the
+	// 4-decimal loss and RMSE.
+	f, err := OptimalSingle(context.Background(), Prefix(1024), FixedPointOptions{Gap: 1e-12})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := mustEval(t, f, Prefix(1024), Participation{Kind: Single})
 	c, _ := f.Factor()
-	if !near(m.Loss, 8944.3292, 1e-4+1e-8*m.Loss) || !near(c.At(0, 0), 0.39549, 1e-5) || !near(c.At(1, 0), 0.23536, 1e-5) ||
-		!near(c.At(1, 1), 0.41994, 1e-5) || !near(c.At(1023, 1023), 1, 1e-5) || !near(m.RMSE, 2.9555, 1e-4) {
+	if !near(m.Loss, 8944.3292, 1e-4+1e-8*m.Loss) || !near(c.At(0, 0), 0.39549, 5e-5) || !near(c.At(1, 0), 0.23536, 5e-5) ||
+		!near(c.At(1, 1), 0.41994, 5e-5) || !near(c.At(1023, 1023), 1, 5e-5) || !near(m.RMSE, 2.9555, 1e-4) {
 		t.Errorf("n=1024: loss %v rmse %v C00 %v C10 %v C11 %v Cnn %v", m.Loss, m.RMSE, c.At(0, 0), c.At(1, 0), c.At(1, 1), c.At(1023, 1023))
 	}
 	t.Logf("%+v", f.Status())
-	_ = math.Pi
 }
