@@ -55,7 +55,7 @@ func ClipL2(v []float32, clip float64) float64 {
 type DPFedAvg struct {
 	Clip           float64 // L2 bound on each client's delta
 	NoiseStd       float64 // per-coordinate std of the noise on the sum (sigma · clip · sensitivity)
-	ExpectedCohort int     // fixed denominator
+	ExpectedCohort float64 // fixed denominator (the target cohort, or q·N under Poisson sampling)
 	Root           rng.Root
 
 	sum   []float64
@@ -67,7 +67,7 @@ var _ Aggregator = (*DPFedAvg)(nil)
 // Aggregate implements Aggregator.
 func (a *DPFedAvg) Aggregate(dst []float32, round int, deltas iter.Seq[[]float32]) (Report, error) {
 	if !(a.Clip > 0) || a.NoiseStd < 0 || a.ExpectedCohort <= 0 {
-		return Report{}, fmt.Errorf("aggregators: dpfedavg needs clip > 0, noise std >= 0, expected cohort > 0 (have %v, %v, %d)", a.Clip, a.NoiseStd, a.ExpectedCohort)
+		return Report{}, fmt.Errorf("aggregators: dpfedavg needs clip > 0, noise std >= 0, expected cohort > 0 (have %v, %v, %v)", a.Clip, a.NoiseStd, a.ExpectedCohort)
 	}
 	d := len(dst)
 	if len(a.sum) != d {
@@ -85,7 +85,7 @@ func (a *DPFedAvg) Aggregate(dst []float32, round int, deltas iter.Seq[[]float32
 		}
 		rep.NoiseNorm = math.Sqrt(nn)
 	}
-	inv := 1 / float64(a.ExpectedCohort)
+	inv := 1 / a.ExpectedCohort
 	for i, s := range a.sum {
 		dst[i] = float32(s * inv)
 	}

@@ -48,10 +48,51 @@ type ClientConfig struct {
 	MaxExamples int     `yaml:"max_examples"` // 0: all of the client's examples
 }
 
-// ParticipationConfig chooses which clients take part in each round.
+// ParticipationConfig chooses which clients take part in each round: the
+// schema the scheduler enforces, the cohort policy, and when clients are
+// available.
 type ParticipationConfig struct {
-	Kind   string `yaml:"kind"`   // uniform
-	Cohort int    `yaml:"cohort"` // clients per round (also the fixed denominator)
+	// Kind is the schema: uniform (a cohort drawn at random each round, no
+	// bound on participations), single (at most once per client), kb
+	// ((k,b)-participation: b groups, round t uses group t mod b, at most k
+	// times), minsep (b-min-sep: at least b rounds between participations,
+	// at most k times) or poisson (each client independently with
+	// probability q; amplified accounting; needs availability always).
+	Kind         string             `yaml:"kind"`
+	Cohort       int                `yaml:"cohort"`    // clients per round, also the fixed denominator (poisson: q × clients)
+	K            int                `yaml:"k"`         // kb, minsep: most participations per client
+	B            int                `yaml:"b"`         // kb: number of groups; minsep: least separation in rounds
+	Q            float64            `yaml:"q"`         // poisson: inclusion probability
+	MaxWaits     int                `yaml:"max_waits"` // clock steps a round waits for more eligible clients before going short
+	Clock        ClockConfig        `yaml:"clock"`
+	Availability AvailabilityConfig `yaml:"availability"`
+}
+
+// ClockConfig is the simulated time of the rounds.
+type ClockConfig struct {
+	StartHour    float64 `yaml:"start_hour"`    // UTC hour of day of round 0
+	RoundMinutes float64 `yaml:"round_minutes"` // simulated duration of a round
+	WaitMinutes  float64 `yaml:"wait_minutes"`  // one clock step while waiting for eligible clients
+}
+
+// AvailabilityConfig says when clients can take part.
+type AvailabilityConfig struct {
+	// Kind: always (every client, every round), diurnal (devices eligible
+	// in daily windows, mostly at night in their own time zone) or trace
+	// (intervals read from File).
+	Kind        string           `yaml:"kind"`
+	Zones       []TimeZoneConfig `yaml:"zones"`        // diurnal: time-zone distribution (empty: uniform over [-12, 12))
+	PeakHour    float64          `yaml:"peak_hour"`    // diurnal: local hour of highest availability
+	Peak        float64          `yaml:"peak"`         // diurnal: eligibility probability at the peak hour
+	Trough      float64          `yaml:"trough"`       // diurnal: eligibility probability 12 hours from the peak
+	WindowHours float64          `yaml:"window_hours"` // diurnal: length of an eligibility window
+	File        string           `yaml:"file"`         // trace: CSV of client,start,end (simulated seconds); relative to the config file
+}
+
+// TimeZoneConfig is one entry of a time-zone distribution.
+type TimeZoneConfig struct {
+	Offset float64 `yaml:"offset"` // hours east of UTC
+	Weight float64 `yaml:"weight"` // relative frequency
 }
 
 // AggregatorConfig chooses the DP aggregator.
@@ -66,9 +107,12 @@ type AggregatorConfig struct {
 
 // PrivacyConfig is the privacy target and how epsilon is reported.
 type PrivacyConfig struct {
-	Epsilon    *float64 `yaml:"epsilon"`    // target; sigma is calibrated to meet it
-	Delta      float64  `yaml:"delta"`      // required when private
-	Accountant string   `yaml:"accountant"` // exact | rdp (= rdp-cks) | rdp-mironov | zcdp | zcdp-cks
+	Epsilon *float64 `yaml:"epsilon"` // target; sigma is calibrated to meet it
+	Delta   float64  `yaml:"delta"`   // required when private
+	// Accountant: exact (analytic Gaussian / GDP; the default without
+	// sampling), rdp (= rdp-cks; the default for poisson), rdp-mironov,
+	// zcdp, zcdp-cks, pld.
+	Accountant string `yaml:"accountant"`
 }
 
 // ServerConfig is the server optimizer.

@@ -28,6 +28,7 @@ import (
 // Options are execution knobs: they change how fast a run goes and where it
 // writes, never its results.
 type Options struct {
+	BaseDir  string    // folder of the config file: relative paths in it are resolved against it
 	OutDir   string    // parent folder of the run folder
 	Workers  int       // client-training goroutines (default 1)
 	Progress io.Writer // where the progress bar goes (nil: no bar)
@@ -62,12 +63,15 @@ type Plan struct {
 // Accounting is the privacy side of a plan.
 type Accounting struct {
 	Private     bool
+	Amplified   bool    // Poisson sampling: accounted as sampled Gaussians
 	Sigma       float64 // noise multiplier relative to sensitivity 1
 	Sensitivity float64 // L2 sensitivity of the mechanism for the realized schedule (clip = 1)
 	NoiseStd    float64 // per-coordinate noise std on the clipped sum: sigma · clip · sensitivity
+	Denominator float64 // fixed divisor of the noisy sum (target cohort, or q · clients)
 	Final       privacy.Guarantee
-	through     []int // max participations of any client through each round
-	newAcct     func() privacy.Accountant
+	// event returns the privacy event of rounds 0..t-1 at noise multiplier sigma.
+	event   func(sigma float64, t int) privacy.Event
+	newAcct func() privacy.Accountant
 }
 
 // EpsilonThrough returns the epsilon spent through round t (0-based).
@@ -76,7 +80,7 @@ func (a *Accounting) EpsilonThrough(t int, delta float64) (float64, error) {
 		return math.Inf(1), nil
 	}
 	acct := a.newAcct()
-	if err := acct.Compose(privacy.Gaussian{NoiseMultiplier: a.Sigma * a.Sensitivity}, a.through[t]); err != nil {
+	if err := acct.Compose(a.event(a.Sigma, t+1), 1); err != nil {
 		return 0, err
 	}
 	g, err := acct.Epsilon(delta)
@@ -84,10 +88,11 @@ func (a *Accounting) EpsilonThrough(t int, delta float64) (float64, error) {
 }
 
 // NewPlan loads the data, plans and audits the schedule, and calibrates the
-// noise, without training.
-func NewPlan(cfg *Config) (*Plan, error) {
+// noise, without training. Relative file names in cfg are resolved against
+// baseDir (the config file's folder).
+func NewPlan(cfg *Config, baseDir string) (*Plan, error) {
 	root := rng.New(cfg.Seed)
-	train, test, err := datasets.LoadMNIST(cfg.Data.Dir)
+	train, test, err := datasets.LoadMNIST(resolve(baseDir, cfg.Data.Dir))
 	if err != nil {
 		return nil, err
 	}
@@ -97,41 +102,116 @@ func NewPlan(cfg *Config) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Config: cfg, Data: data}
-	return p, p.schedule(root)
+	return p, p.schedule(root, baseDir)
 }
 
-// schedule plans the participation and the privacy accounting for it.
-func (p *Plan) schedule(root rng.Root) error {
+// resolve makes a relative path relative to baseDir.
+func resolve(baseDir, path string) string {
+	if path == "" || filepath.IsAbs(path) || baseDir == "" {
+		return path
+	}
+	return filepath.Join(baseDir, path)
+}
+
+// diurnalSpec converts the configuration to participation's form.
+func (a AvailabilityConfig) diurnalSpec() participation.DiurnalSpec {
+	s := participation.DiurnalSpec{PeakHour: a.PeakHour, Peak: a.Peak, Trough: a.Trough, WindowHours: a.WindowHours}
+	for _, z := range a.Zones {
+		s.Zones = append(s.Zones, participation.TimeZone{Offset: z.Offset, Weight: z.Weight})
+	}
+	return s
+}
+
+// planner builds the scheduler the configuration describes.
+func (c *Config) planner(numClients int, root rng.Root, baseDir string) (participation.Planner, error) {
+	pc := c.Participation
+	p := participation.Planner{
+		Schema:   participation.Schema{Kind: participation.Kind(pc.Kind), K: pc.K, B: pc.B, Q: pc.Q},
+		Cohort:   pc.Cohort,
+		Clock:    participation.Clock{StartHour: pc.Clock.StartHour, RoundSeconds: 60 * pc.Clock.RoundMinutes, WaitSeconds: 60 * pc.Clock.WaitMinutes},
+		MaxWaits: pc.MaxWaits,
+	}
+	switch a := pc.Availability; a.Kind {
+	case "always":
+		p.Avail = participation.Always{}
+	case "diurnal":
+		d, err := participation.NewDiurnal(a.diurnalSpec(), numClients, root)
+		if err != nil {
+			return p, err
+		}
+		p.Avail = d
+	case "trace":
+		t, err := participation.ReadTraceFile(resolve(baseDir, a.File))
+		if err != nil {
+			return p, err
+		}
+		if m := t.MaxClient(); m >= numClients {
+			return p, fmt.Errorf("experiments: participation.availability.file names client %d, but data.clients is %d (IDs are 0..%d)", m, numClients, numClients-1)
+		}
+		p.Avail = t
+	default:
+		return p, fmt.Errorf("experiments: unknown availability %q", a.Kind)
+	}
+	return p, nil
+}
+
+// schedule plans the participation, audits it, and calibrates the privacy
+// accounting for the participation that will actually happen.
+func (p *Plan) schedule(root rng.Root, baseDir string) error {
 	cfg := p.Config
-	sched := participation.Planner{Schema: participation.Schema{Kind: participation.Uniform}, Cohort: cfg.Participation.Cohort}
-	s, err := sched.Plan(p.Data.NumClients(), cfg.Rounds, root)
+	n := p.Data.NumClients()
+	planner, err := cfg.planner(n, root, baseDir)
 	if err != nil {
 		return err
 	}
-	if err := sched.Audit(s); err != nil {
+	s, err := planner.Plan(n, cfg.Rounds, root)
+	if err != nil {
+		return err
+	}
+	// The audit re-checks the realized schedule against the declared schema
+	// before any epsilon is computed: a violation is an error.
+	if err := planner.Audit(s); err != nil {
 		return fmt.Errorf("experiments: the planned schedule violates its schema: %w", err)
 	}
 	p.Schedule, p.Stats = s, s.Stats()
 	a := &p.Privacy
-	a.through = s.ParticipationsThrough()
-	// DP-FedAvg is the matrix mechanism with C = I: with at most k
-	// participations per client its L2 sensitivity is sqrt(k).
-	a.Sensitivity = math.Sqrt(float64(max(1, p.Stats.MaxParticipations)))
 	if a.newAcct, err = privacy.NewByName(cfg.Privacy.Accountant, nil); err != nil {
 		return err
+	}
+	if cfg.Participation.Kind == "poisson" {
+		// Each round includes every client independently with probability
+		// q: a Poisson-subsampled Gaussian per round, sensitivity 1.
+		q := cfg.Participation.Q
+		a.Amplified, a.Sensitivity, a.Denominator = true, 1, q*float64(n)
+		a.event = func(sigma float64, t int) privacy.Event {
+			return privacy.SelfComposed{Event: privacy.PoissonSampled{Probability: q, Event: privacy.Gaussian{NoiseMultiplier: sigma}}, Count: t}
+		}
+	} else {
+		// DP-FedAvg is the matrix mechanism with C = I. The schedule is fixed
+		// before training and independent of the data, so a client's privacy
+		// loss is that of its participations: at most k, the realized maximum
+		// (never more than the schema allows). With k participations the L2
+		// sensitivity of the stacked sums is sqrt(k); in normalized units the
+		// whole run is one Gaussian with noise multiplier sigma.
+		through := s.ParticipationsThrough()
+		k := max(1, p.Stats.MaxParticipations)
+		if lim := planner.Schema.MaxParticipations(cfg.Rounds); k > lim {
+			return fmt.Errorf("experiments: realized %d participations exceed the schema's bound of %d", k, lim)
+		}
+		a.Sensitivity, a.Denominator = math.Sqrt(float64(k)), float64(cfg.Participation.Cohort)
+		a.event = func(sigma float64, t int) privacy.Event {
+			return privacy.SelfComposed{Event: privacy.Gaussian{NoiseMultiplier: sigma * a.Sensitivity}, Count: through[t-1]}
+		}
 	}
 	a.Private = cfg.Private()
 	if !a.Private {
 		return nil
 	}
-	k := p.Stats.MaxParticipations
-	event := func(sigma float64) privacy.Event {
-		return privacy.SelfComposed{Event: privacy.Gaussian{NoiseMultiplier: sigma * a.Sensitivity}, Count: k}
-	}
+	T := cfg.Rounds
 	if nm := cfg.Aggregator.NoiseMultiplier; nm != nil {
 		a.Sigma = *nm
 		acct := a.newAcct()
-		if err := acct.Compose(event(a.Sigma), 1); err != nil {
+		if err := acct.Compose(a.event(a.Sigma, T), 1); err != nil {
 			return err
 		}
 		if a.Final, err = acct.Epsilon(cfg.Privacy.Delta); err != nil {
@@ -139,7 +219,8 @@ func (p *Plan) schedule(root rng.Root) error {
 		}
 	} else {
 		const relTol = 1e-6
-		a.Sigma, a.Final, err = privacy.Calibrate(*cfg.Privacy.Epsilon, cfg.Privacy.Delta, event, a.newAcct, relTol)
+		factory := func(sigma float64) privacy.Event { return a.event(sigma, T) }
+		a.Sigma, a.Final, err = privacy.Calibrate(*cfg.Privacy.Epsilon, cfg.Privacy.Delta, factory, a.newAcct, relTol)
 		if err != nil {
 			return fmt.Errorf("experiments: privacy.epsilon: %w", err)
 		}
@@ -150,7 +231,7 @@ func (p *Plan) schedule(root rng.Root) error {
 
 // Run plans, trains and writes one experiment.
 func Run(ctx context.Context, cfg *Config, opts Options) (*Outcome, error) {
-	plan, err := NewPlan(cfg)
+	plan, err := NewPlan(cfg, opts.BaseDir)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +252,7 @@ func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 	}
 	root := rng.New(cfg.Seed)
 	acc := &p.Privacy
-	agg := &aggregators.DPFedAvg{Clip: cfg.Aggregator.Clip, NoiseStd: acc.NoiseStd, ExpectedCohort: cfg.Participation.Cohort, Root: root}
+	agg := &aggregators.DPFedAvg{Clip: cfg.Aggregator.Clip, NoiseStd: acc.NoiseStd, ExpectedCohort: acc.Denominator, Root: root}
 	server := &aggregators.ServerSGD{LR: cfg.Server.LR, Momentum: cfg.Server.Momentum}
 	if err := server.Validate(); err != nil {
 		return nil, err
@@ -187,6 +268,9 @@ func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 		EvalBatch:  cfg.Eval.Batch,
 		Workers:    max(1, opts.Workers),
 		Root:       root,
+	}
+	if err := writeParticipation(filepath.Join(dir, "participation.json"), p.Schedule, p.Stats); err != nil {
+		return nil, err
 	}
 	metrics := results.NewMetrics(filepath.Join(dir, "metrics.csv"))
 	bar := newBar(opts.Progress, cfg.Rounds)
@@ -229,9 +313,9 @@ func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 		RunID: id, Name: cfg.Name, Status: status, Rounds: sum.Rounds,
 		FinalAccuracy: sum.FinalAcc, BestAccuracy: sum.BestAcc, FinalTestLoss: sum.FinalLoss,
 		Delta: cfg.Privacy.Delta, NoiseMultiplier: acc.Sigma, Sensitivity: acc.Sensitivity, NoiseStd: acc.NoiseStd,
-		Participation: fmt.Sprintf("%s cohort %d of %d clients", cfg.Participation.Kind, cfg.Participation.Cohort, cfg.Data.Clients),
-		MaxPerClient:  p.Stats.MaxParticipations,
-		WallSeconds:   time.Since(start).Seconds(), Workers: spec.Workers,
+		Participation: cfg.Participation.describe(cfg.Data.Clients),
+		MaxPerClient:  p.Stats.MaxParticipations, MeanFill: p.Stats.MeanFill, MinSeparation: p.Stats.MinSeparation,
+		WallSeconds: time.Since(start).Seconds(), Workers: spec.Workers,
 	}
 	if acc.Private {
 		e := acc.Final.Epsilon
@@ -270,4 +354,49 @@ func newBar(w io.Writer, rounds int) *progressbar.ProgressBar {
 		progressbar.OptionSetItsString("rounds"),
 		progressbar.OptionShowIts(),
 	)
+}
+
+// describe is a one-line account of the participation setting.
+func (p ParticipationConfig) describe(clients int) string {
+	var s string
+	switch p.Kind {
+	case "poisson":
+		s = fmt.Sprintf("poisson q=%g over %d clients", p.Q, clients)
+	case "kb", "minsep":
+		s = fmt.Sprintf("%s k=%d b=%d, cohort %d of %d clients", p.Kind, p.K, p.B, p.Cohort, clients)
+	default:
+		s = fmt.Sprintf("%s, cohort %d of %d clients", p.Kind, p.Cohort, clients)
+	}
+	return s + ", availability " + p.Availability.Kind
+}
+
+// participationRecord is the content of participation.json.
+type participationRecord struct {
+	participation.Stats
+	Rounds []participationRound `json:"rounds"`
+}
+
+type participationRound struct {
+	Round    int     `json:"round"`
+	Cohort   int     `json:"cohort"`
+	Eligible int     `json:"eligible"`
+	Waits    int     `json:"waits"`
+	UTCHour  float64 `json:"utc_hour"`
+}
+
+// writeParticipation records the realized schedule's statistics and, per
+// round, the cohort fill, eligible clients, waits and simulated hour.
+func writeParticipation(path string, s *participation.Schedule, st participation.Stats) error {
+	rec := participationRecord{Stats: st, Rounds: make([]participationRound, len(s.Rounds))}
+	for t, ids := range s.Rounds {
+		r := participationRound{Round: t + 1, Cohort: len(ids)}
+		if s.Eligible != nil {
+			r.Eligible, r.Waits = s.Eligible[t], s.Waits[t]
+		}
+		if s.Times != nil {
+			r.UTCHour = math.Mod(s.Times[t]/3600, 24)
+		}
+		rec.Rounds[t] = r
+	}
+	return results.WriteJSON(path, rec)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"dpfl/privacy"
 )
@@ -14,7 +15,8 @@ var (
 	Datasets       = []string{"mnist"}
 	Partitions     = []string{"iid", "dirichlet"}
 	ModelKinds     = []string{"logreg", "mlp"}
-	Participations = []string{"uniform"}
+	Participations = []string{"uniform", "single", "kb", "minsep", "poisson"}
+	Availabilities = []string{"always", "diurnal", "trace"}
 	Aggregators    = []string{"dpfedavg"}
 	Optimizers     = []string{"sgd"}
 )
@@ -39,14 +41,35 @@ func (c *Config) Normalize() {
 	if c.Client.BatchSize == 0 {
 		c.Client.BatchSize = 10
 	}
-	if c.Participation.Kind == "" {
-		c.Participation.Kind = "uniform"
+	pc := &c.Participation
+	if pc.Kind == "" {
+		pc.Kind = "uniform"
+	}
+	if pc.Availability.Kind == "" {
+		pc.Availability.Kind = "always"
+	}
+	if pc.Clock.RoundMinutes == 0 {
+		pc.Clock.RoundMinutes = 10
+	}
+	if pc.Clock.WaitMinutes == 0 {
+		pc.Clock.WaitMinutes = pc.Clock.RoundMinutes
+	}
+	if a := &pc.Availability; a.Kind == "diurnal" {
+		if a.Peak == 0 && a.Trough == 0 {
+			a.Peak, a.Trough = 0.8, 0.05
+		}
+		if a.WindowHours == 0 {
+			a.WindowHours = 4
+		}
 	}
 	if c.Aggregator.Kind == "" {
 		c.Aggregator.Kind = "dpfedavg"
 	}
 	if c.Privacy.Accountant == "" {
 		c.Privacy.Accountant = "exact"
+		if pc.Kind == "poisson" {
+			c.Privacy.Accountant = "rdp"
+		}
 	}
 	if c.Server.Optimizer == "" {
 		c.Server.Optimizer = "sgd"
@@ -115,11 +138,7 @@ func (c *Config) Validate(src *Source) error {
 	if c.Client.MaxExamples < 0 {
 		add("client.max_examples", "%d must not be negative (0 uses every example)", c.Client.MaxExamples)
 	}
-	oneOf("participation.kind", c.Participation.Kind, Participations)
-	positiveInt("participation.cohort", c.Participation.Cohort)
-	if c.Participation.Cohort > 0 && c.Data.Clients > 0 && c.Participation.Cohort > c.Data.Clients {
-		add("participation.cohort", "%d clients per round cannot be drawn from data.clients = %d", c.Participation.Cohort, c.Data.Clients)
-	}
+	c.validateParticipation(add, oneOf, positive, positiveInt)
 	oneOf("aggregator.kind", c.Aggregator.Kind, Aggregators)
 	positive("aggregator.clip", c.Aggregator.Clip)
 
@@ -142,6 +161,9 @@ func (c *Config) Validate(src *Source) error {
 		}
 	}
 	oneOf("privacy.accountant", c.Privacy.Accountant, privacy.AccountantNames)
+	if c.Participation.Kind == "poisson" && (c.Privacy.Accountant == "exact" || strings.HasPrefix(c.Privacy.Accountant, "zcdp")) {
+		add("privacy.accountant", "%s cannot account Poisson sampling (use rdp or pld)", c.Privacy.Accountant)
+	}
 	oneOf("server.optimizer", c.Server.Optimizer, Optimizers)
 	positive("server.lr", c.Server.LR)
 	if c.Server.Momentum < 0 || c.Server.Momentum >= 1 {
@@ -150,4 +172,69 @@ func (c *Config) Validate(src *Source) error {
 	positiveInt("eval.every", c.Eval.Every)
 	positiveInt("eval.batch", c.Eval.Batch)
 	return errors.Join(errs...)
+}
+
+type (
+	addFunc      func(path, format string, args ...any)
+	oneOfFunc    func(path, v string, allowed []string)
+	positiveFunc func(path string, v float64)
+	posIntFunc   func(path string, v int)
+)
+
+func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive positiveFunc, positiveInt posIntFunc) {
+	p := &c.Participation
+	oneOf("participation.kind", p.Kind, Participations)
+	switch p.Kind {
+	case "poisson":
+		if !(p.Q > 0 && p.Q <= 1) {
+			add("participation.q", "%v must be in (0, 1] (the inclusion probability)", p.Q)
+		}
+		if p.Cohort != 0 {
+			add("participation.cohort", "poisson sampling has no fixed cohort: its denominator is q × data.clients (remove cohort)")
+		}
+		if p.Availability.Kind != "always" {
+			add("participation.availability.kind", "poisson sampling amplifies privacy only when every client is always available; selection driven by availability is not sampling")
+		}
+	default:
+		positiveInt("participation.cohort", p.Cohort)
+		if p.Cohort > 0 && c.Data.Clients > 0 && p.Cohort > c.Data.Clients {
+			add("participation.cohort", "%d clients per round cannot be drawn from data.clients = %d", p.Cohort, c.Data.Clients)
+		}
+		if p.Q != 0 {
+			add("participation.q", "only poisson uses q")
+		}
+	}
+	switch p.Kind {
+	case "kb", "minsep":
+		positiveInt("participation.k", p.K)
+		positiveInt("participation.b", p.B)
+	default:
+		if p.K != 0 || p.B != 0 {
+			add("participation.k", "only kb and minsep use k and b")
+		}
+	}
+	if p.MaxWaits < 0 {
+		add("participation.max_waits", "%d must not be negative", p.MaxWaits)
+	}
+	positive("participation.clock.round_minutes", p.Clock.RoundMinutes)
+	positive("participation.clock.wait_minutes", p.Clock.WaitMinutes)
+	if h := p.Clock.StartHour; h < 0 || h >= 24 {
+		add("participation.clock.start_hour", "%v must be in [0, 24)", h)
+	}
+	a := &p.Availability
+	oneOf("participation.availability.kind", a.Kind, Availabilities)
+	switch a.Kind {
+	case "diurnal":
+		spec := a.diurnalSpec()
+		if err := spec.Validate(); err != nil {
+			add("participation.availability", "%s", strings.TrimPrefix(err.Error(), "participation: "))
+		}
+	case "trace":
+		if a.File == "" {
+			add("participation.availability.file", "required for a trace (a CSV of client,start,end in simulated seconds)")
+		}
+	}
+	if a.Kind != "trace" && a.File != "" {
+		add("participation.availability.file", "only availability kind trace reads a file")
+	}
 }

@@ -8,6 +8,9 @@
 //	config.yaml   the normalized configuration (every default filled in)
 //	metrics.csv   round, train_loss, test_loss, test_accuracy, epsilon, ...
 //	summary.json  final and best accuracy, epsilon, delta, sigma, wall time
+//	participation.json  the realized schedule: participations histogram,
+//	              smallest separation, and per round the cohort fill,
+//	              eligible clients, waits and simulated UTC hour
 //
 // Package results imports only the standard library.
 package results
@@ -126,7 +129,9 @@ type Summary struct {
 	Sensitivity     float64  `json:"sensitivity"`      // L2 sensitivity of the mechanism (clip = 1)
 	NoiseStd        float64  `json:"noise_std"`        // per-coordinate std of the noise on the sum
 	Participation   string   `json:"participation"`
-	MaxPerClient    int      `json:"max_participations"`
+	MaxPerClient    int      `json:"max_participations"` // most rounds any one client took part in
+	MeanFill        float64  `json:"mean_cohort_fill"`   // mean of cohort / target over rounds
+	MinSeparation   int      `json:"min_separation"`     // smallest gap between two participations of a client (0: none repeated)
 	WallSeconds     float64  `json:"wall_seconds"`
 	Workers         int      `json:"workers"`
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 
 	"dpfl/experiments"
@@ -47,7 +48,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dpfl run: invalid config:\n%v\n", err)
 		return exitFailure
 	}
-	opts := experiments.Options{OutDir: *out, Workers: *workers}
+	opts := experiments.Options{OutDir: *out, Workers: *workers, BaseDir: filepath.Dir(fs.Arg(0))}
 	if !*quiet {
 		opts.Progress = stderr
 	}
