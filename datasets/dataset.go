@@ -138,6 +138,10 @@ type Federated struct {
 	// indices into Test (natural partitions: writers, authors); Test is then
 	// the union of these parts.
 	ClientTest [][]int
+	// Users, when non-nil, names each client (writer ID, author).
+	Users []string
+	// Vocab is the vocabulary of a text population (nil otherwise).
+	Vocab *Vocab
 }
 
 // NumClients reports the population size.

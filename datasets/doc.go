@@ -14,6 +14,12 @@
 //     the caller gives their folder (or $DPFL_QMNIST_DIR); they are never
 //     bundled (see QMNISTDir).
 //
+//   - Text by user for next-word prediction: Debian changelogs
+//     (/usr/share/doc/*/changelog.Debian.gz, one client per maintainer) or any
+//     user-attributed corpus (a directory, or JSONL of {"user", "text"}); see
+//     NewTextFederated for the StackOverflow-style tokenizer, vocabulary and
+//     windows, and Dataset.Next for how sequences are stored.
+//
 // Partitions: IID (equal random shards), Dirichlet(alpha) label skew
 // (every client the same size, its label mix drawn from Dirichlet(alpha)) and
 // Writer (one client per NIST writer, each with its own held-out part, as in

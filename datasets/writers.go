@@ -213,10 +213,15 @@ func NewWriterFederated(train, test *Dataset, opt WriterOptions, r *rand.Rand) (
 		keep := r.Perm(len(ids))[:n]
 		slices.Sort(keep)
 		var p2, h2 [][]int
+		var i2 []int32
 		for _, k := range keep {
-			p2, h2 = append(p2, parts[k]), append(h2, held[k])
+			p2, h2, i2 = append(p2, parts[k]), append(h2, held[k]), append(i2, ids[k])
 		}
-		parts, held = p2, h2
+		parts, held, ids = p2, h2, i2
+	}
+	users := make([]string, len(ids))
+	for c, w := range ids {
+		users[c] = strconv.Itoa(int(w))
 	}
 	var heldAll []int
 	clientTest := make([][]int, len(held))
@@ -226,6 +231,6 @@ func NewWriterFederated(train, test *Dataset, opt WriterOptions, r *rand.Rand) (
 			heldAll = append(heldAll, h[len(clientTest[c])-1])
 		}
 	}
-	f := &Federated{Name: "mnist-writers", Train: pool, Clients: parts, Test: pool.Subset(heldAll), ClientTest: clientTest}
+	f := &Federated{Name: "mnist-writers", Train: pool, Clients: parts, Test: pool.Subset(heldAll), ClientTest: clientTest, Users: users}
 	return f, f.Validate()
 }
