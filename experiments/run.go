@@ -105,6 +105,14 @@ func NewPlan(cfg *Config, baseDir string) (*Plan, error) {
 	return p, p.schedule(root, baseDir)
 }
 
+// NewAccount plans the schedule and the privacy accounting without loading
+// the data (the population size is data.clients): what `dpfl account
+// CONFIG.yaml` prints.
+func NewAccount(cfg *Config, baseDir string) (*Plan, error) {
+	p := &Plan{Config: cfg}
+	return p, p.schedule(rng.New(cfg.Seed), baseDir)
+}
+
 // resolve makes a relative path relative to baseDir.
 func resolve(baseDir, path string) string {
 	if path == "" || filepath.IsAbs(path) || baseDir == "" {
@@ -159,7 +167,10 @@ func (c *Config) planner(numClients int, root rng.Root, baseDir string) (partici
 // accounting for the participation that will actually happen.
 func (p *Plan) schedule(root rng.Root, baseDir string) error {
 	cfg := p.Config
-	n := p.Data.NumClients()
+	n := cfg.Data.Clients // the partitions make exactly this many clients
+	if p.Data != nil && p.Data.NumClients() != n {
+		return fmt.Errorf("experiments: data has %d clients, config says %d", p.Data.NumClients(), n)
+	}
 	planner, err := cfg.planner(n, root, baseDir)
 	if err != nil {
 		return err
@@ -309,14 +320,10 @@ func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 	if hookErr != nil {
 		return nil, hookErr
 	}
-	out := results.Summary{
-		RunID: id, Name: cfg.Name, Status: status, Rounds: sum.Rounds,
-		FinalAccuracy: sum.FinalAcc, BestAccuracy: sum.BestAcc, FinalTestLoss: sum.FinalLoss,
-		Delta: cfg.Privacy.Delta, NoiseMultiplier: acc.Sigma, Sensitivity: acc.Sensitivity, NoiseStd: acc.NoiseStd,
-		Participation: cfg.Participation.describe(cfg.Data.Clients),
-		MaxPerClient:  p.Stats.MaxParticipations, MeanFill: p.Stats.MeanFill, MinSeparation: p.Stats.MinSeparation,
-		WallSeconds: time.Since(start).Seconds(), Workers: spec.Workers,
-	}
+	out := p.Summary()
+	out.RunID, out.Status, out.Rounds = id, status, sum.Rounds
+	out.FinalAccuracy, out.BestAccuracy, out.FinalTestLoss = sum.FinalAcc, sum.BestAcc, sum.FinalLoss
+	out.WallSeconds, out.Workers = time.Since(start).Seconds(), spec.Workers
 	if acc.Private {
 		e := acc.Final.Epsilon
 		out.Epsilon, out.EpsilonMethod = &e, acc.Final.Method
@@ -354,6 +361,17 @@ func newBar(w io.Writer, rounds int) *progressbar.ProgressBar {
 		progressbar.OptionSetItsString("rounds"),
 		progressbar.OptionShowIts(),
 	)
+}
+
+// Summary returns the parts of a run summary known before training.
+func (p *Plan) Summary() results.Summary {
+	cfg := p.Config
+	return results.Summary{
+		Name: cfg.Name, Delta: cfg.Privacy.Delta,
+		NoiseMultiplier: p.Privacy.Sigma, Sensitivity: p.Privacy.Sensitivity, NoiseStd: p.Privacy.NoiseStd,
+		Participation: cfg.Participation.describe(cfg.Data.Clients),
+		MaxPerClient:  p.Stats.MaxParticipations, MeanFill: p.Stats.MeanFill, MinSeparation: p.Stats.MinSeparation,
+	}
 }
 
 // describe is a one-line account of the participation setting.

@@ -2,13 +2,92 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
+
+	"dpfl/experiments"
 )
 
+// configAccount is the -json form of dpfl account CONFIG.yaml.
+type configAccount struct {
+	Config            string   `json:"config"`
+	Aggregator        string   `json:"aggregator"`
+	Clip              float64  `json:"clip"`
+	Participation     string   `json:"participation"`
+	Rounds            int      `json:"rounds"`
+	MaxParticipations int      `json:"max_participations"`
+	MeanCohort        float64  `json:"mean_cohort"`
+	MeanFill          float64  `json:"mean_cohort_fill"`
+	MinSeparation     int      `json:"min_separation"`
+	Amplified         bool     `json:"amplified"`
+	Sensitivity       float64  `json:"sensitivity"`
+	Sigma             float64  `json:"sigma"`
+	Calibrated        bool     `json:"calibrated"`
+	NoiseStd          float64  `json:"noise_std"`
+	Denominator       float64  `json:"denominator"`
+	Epsilon           *float64 `json:"epsilon"` // null without noise
+	Delta             float64  `json:"delta"`
+	Accountant        string   `json:"accountant"`
+	Order             float64  `json:"order,omitempty"`
+	Guarantee         string   `json:"guarantee"`
+}
+
 // accountConfig prints the privacy account of a run configuration without
-// training (dpfl account CONFIG.yaml). (Being written; see issue 3.)
+// training (dpfl account CONFIG.yaml): it plans and audits the schedule the
+// run would realize, computes the mechanism's sensitivity for it, calibrates
+// sigma when the config sets a target epsilon, and reports epsilon at the
+// config's delta with the method used.
 func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "dpfl account CONFIG.yaml: not built yet")
-	return exitFailure
+	cfg, _, err := experiments.LoadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "dpfl account: invalid config:\n%v\n", err)
+		return exitFailure
+	}
+	plan, err := experiments.NewAccount(cfg, filepath.Dir(path))
+	if err != nil {
+		fmt.Fprintf(stderr, "dpfl account: %v\n", oneLine(err))
+		return exitFailure
+	}
+	a, st := plan.Privacy, plan.Stats
+	out := configAccount{
+		Config: path, Aggregator: cfg.Aggregator.Kind, Clip: cfg.Aggregator.Clip,
+		Participation: plan.Summary().Participation, Rounds: cfg.Rounds,
+		MaxParticipations: st.MaxParticipations, MeanCohort: st.MeanCohort, MeanFill: st.MeanFill, MinSeparation: st.MinSeparation,
+		Amplified: a.Amplified, Sensitivity: a.Sensitivity, Sigma: a.Sigma, Calibrated: cfg.Privacy.Epsilon != nil,
+		NoiseStd: a.NoiseStd, Denominator: a.Denominator, Delta: cfg.Privacy.Delta, Accountant: cfg.Privacy.Accountant,
+		Guarantee: "none (no noise: ε = ∞)",
+	}
+	if a.Private {
+		e := a.Final.Epsilon
+		out.Epsilon, out.Order, out.Guarantee, out.Accountant = &e, a.Final.Order, a.Final.String(), a.Final.Method
+	}
+	if asJSON {
+		b, _ := json.MarshalIndent(out, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "config:         %s\n", path)
+	fmt.Fprintf(stdout, "aggregator:     %s (clip %g)\n", out.Aggregator, out.Clip)
+	fmt.Fprintf(stdout, "participation:  %s\n", out.Participation)
+	fmt.Fprintf(stdout, "rounds:         %d (mean cohort %.1f, fill %.3f, at most %d participations per client, smallest separation %d)\n",
+		out.Rounds, out.MeanCohort, out.MeanFill, out.MaxParticipations, out.MinSeparation)
+	if a.Amplified {
+		fmt.Fprintf(stdout, "sensitivity:    1 per round (Poisson sampling with q = %g, amplified)\n", cfg.Participation.Q)
+	} else {
+		fmt.Fprintf(stdout, "sensitivity:    %.6g (sqrt of %d participations; C = I)\n", out.Sensitivity, out.MaxParticipations)
+	}
+	if !a.Private {
+		fmt.Fprintln(stdout, "sigma:          0 (no privacy)")
+		return exitOK
+	}
+	how := "given"
+	if out.Calibrated {
+		how = fmt.Sprintf("calibrated for ε = %g at δ = %g", *cfg.Privacy.Epsilon, cfg.Privacy.Delta)
+	}
+	fmt.Fprintf(stdout, "sigma:          %.6g (%s)\n", out.Sigma, how)
+	fmt.Fprintf(stdout, "noise std:      %.6g on the clipped sum, %.6g on the average (divided by %g)\n", out.NoiseStd, out.NoiseStd/out.Denominator, out.Denominator)
+	fmt.Fprintf(stdout, "epsilon:        %s\n", out.Guarantee)
+	return exitOK
 }
