@@ -55,6 +55,40 @@ func cases() []testCase {
 			fdCoords: 400, fdStep: 1e-3, absTol: 2e-3, relTol: 0.03, lossFactor: 0.3},
 		{name: "cnn-large", spec: Spec{Kind: CNNLarge}, data: images(8, 3), batch: 6, steps: 200, lr: 0.05, dropout: true,
 			fdCoords: 400, fdStep: 1e-2, absTol: 2e-3, relTol: 0.03, lossFactor: 0.3},
+		{name: "lstm", spec: Spec{Kind: LSTM, Embed: 6, Hidden: []int{8}}, data: sequences(5, 12), batch: 4, steps: 300, lr: 0.5,
+			fdCoords: 400, fdStep: 1e-2, absTol: 1e-3, relTol: 0.03, lossFactor: 0.6},
+	}
+}
+
+// sequences returns n token sequences of length seqLen over a vocabulary of
+// words plus the special tokens, with targets that follow a deterministic
+// successor rule most of the time (learnable), OOV and EOS targets included
+// and the last sequences padded (unit tests only).
+func sequences(seqLen, words int) func(n int, r *rand.Rand) *datasets.Dataset {
+	return func(n int, r *rand.Rand) *datasets.Dataset {
+		V := words + datasets.NumSpecial
+		d := &datasets.Dataset{X: make([]float32, n*seqLen), Next: make([]int32, n*seqLen), Y: make([]int32, n), Dim: seqLen, Classes: V}
+		for i := 0; i < n; i++ {
+			tok := int32(datasets.BOSID)
+			length := seqLen
+			if i%3 == 2 {
+				length = 2 + r.IntN(seqLen-2) // padded tail
+			}
+			for t := 0; t < length; t++ {
+				next := int32(datasets.NumSpecial) + (tok*7+3)%int32(words)
+				switch u := r.Float64(); {
+				case u < 0.1:
+					next = datasets.OOVID
+				case u < 0.15:
+					next = datasets.EOSID
+				case u < 0.25:
+					next = int32(datasets.NumSpecial + r.IntN(words))
+				}
+				d.X[i*seqLen+t], d.Next[i*seqLen+t] = float32(tok), next
+				tok = next
+			}
+		}
+		return d
 	}
 }
 

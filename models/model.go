@@ -57,7 +57,7 @@ const (
 )
 
 // Kinds lists the model kinds Build accepts.
-var Kinds = []string{LogReg, MLP, CNN, CNNLarge}
+var Kinds = []string{LogReg, MLP, CNN, CNNLarge, LSTM}
 
 // Build compiles one instance of the model for inputs of dimension dim,
 // the given number of classes and a fixed batch size.
@@ -80,6 +80,12 @@ func (s Spec) Build(dim, classes, batch int) (Model, error) {
 		return newDense(s.Hidden, dim, classes, batch)
 	case CNN, CNNLarge:
 		return newCNN(s.Kind == CNNLarge, dim, s.Channels, classes, batch)
+	case LSTM:
+		d, err := s.lstmDims(dim, classes)
+		if err != nil {
+			return nil, err
+		}
+		return newLSTM(d, batch)
 	default:
 		return nil, fmt.Errorf("models: unknown model kind %q (want one of %v)", s.Kind, Kinds)
 	}
@@ -96,6 +102,12 @@ func (s Spec) NumParams(dim, classes int) int {
 			return 0
 		}
 		return g.layout(classes).n
+	case LSTM:
+		d, err := s.lstmDims(dim, classes)
+		if err != nil {
+			return 0
+		}
+		return d.layout().n
 	}
 	n, in := 0, dim
 	for _, h := range s.Hidden {
