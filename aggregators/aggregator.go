@@ -50,46 +50,11 @@ func ClipL2(v []float32, clip float64) float64 {
 	return n
 }
 
-// DPFedAvg adds independent Gaussian noise N(0, NoiseStd² I) to the clipped
-// sum in every round.
-type DPFedAvg struct {
-	Clip           float64 // L2 bound on each client's delta
-	NoiseStd       float64 // per-coordinate std of the noise on the sum (sigma · clip · sensitivity)
-	ExpectedCohort float64 // fixed denominator (the target cohort, or q·N under Poisson sampling)
-	Root           rng.Root
-
-	sum   []float64
-	noise []float64
-}
-
-var _ Aggregator = (*DPFedAvg)(nil)
-
-// Aggregate implements Aggregator.
-func (a *DPFedAvg) Aggregate(dst []float32, round int, deltas iter.Seq[[]float32]) (Report, error) {
-	if !(a.Clip > 0) || a.NoiseStd < 0 || a.ExpectedCohort <= 0 {
-		return Report{}, fmt.Errorf("aggregators: dpfedavg needs clip > 0, noise std >= 0, expected cohort > 0 (have %v, %v, %v)", a.Clip, a.NoiseStd, a.ExpectedCohort)
-	}
-	d := len(dst)
-	if len(a.sum) != d {
-		a.sum, a.noise = make([]float64, d), make([]float64, d)
-	}
-	rep := sumClipped(a.sum, a.Clip, deltas)
-	rep.NoiseStd = a.NoiseStd
-	if a.NoiseStd > 0 {
-		rng.FillNormal(a.noise, a.Root.Stream("noise", uint64(round)))
-		var nn float64
-		for i, z := range a.noise {
-			e := a.NoiseStd * z
-			a.sum[i] += e
-			nn += e * e
-		}
-		rep.NoiseNorm = math.Sqrt(nn)
-	}
-	inv := 1 / a.ExpectedCohort
-	for i, s := range a.sum {
-		dst[i] = float32(s * inv)
-	}
-	return rep, nil
+// NewDPFedAvg returns DP-FedAvg: independent Gaussian noise N(0, noiseStd² I)
+// on the clipped sum in every round (the matrix mechanism with C = I), round
+// t's noise drawn from the stream ("noise", t).
+func NewDPFedAvg(clip, noiseStd, expectedCohort float64, root rng.Root) *Correlated {
+	return &Correlated{Clip: clip, NoiseStd: noiseStd, ExpectedCohort: expectedCohort, Noise: NewIdentityNoise(root)}
 }
 
 // sumClipped clips each delta in place and accumulates it into sum (zeroed

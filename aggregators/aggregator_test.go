@@ -61,7 +61,7 @@ func seqOf(vs [][]float32) func(func([]float32) bool) {
 // clipped deltas divided by the fixed cohort size (not the realized count),
 // and non-finite deltas are dropped.
 func TestDPFedAvgWithoutNoise(t *testing.T) {
-	a := &DPFedAvg{Clip: 1, ExpectedCohort: 4}
+	a := NewDPFedAvg(1, 0, 4, rng.New(1))
 	deltas := [][]float32{{3, 4}, {0.3, 0.4}, {float32(math.NaN()), 0}}
 	dst := make([]float32, 2)
 	rep, err := a.Aggregate(dst, 0, seqOf(deltas))
@@ -85,7 +85,7 @@ func TestDPFedAvgWithoutNoise(t *testing.T) {
 // were off by 10% fails the same check (negative control).
 func TestDPFedAvgNoise(t *testing.T) {
 	const d, rounds, std, cohort = 2000, 50, 3.0, 10
-	a := &DPFedAvg{Clip: 1, NoiseStd: std, ExpectedCohort: cohort, Root: rng.New(5)}
+	a := NewDPFedAvg(1, std, cohort, rng.New(5))
 	dst := make([]float32, d)
 	var s1, s2 float64
 	var first []float32
@@ -113,7 +113,7 @@ func TestDPFedAvgNoise(t *testing.T) {
 	if check(mean, 1.1*sd) {
 		t.Fatal("negative control: a 10% error in the noise std passed")
 	}
-	b := &DPFedAvg{Clip: 1, NoiseStd: std, ExpectedCohort: cohort, Root: rng.New(5)}
+	b := NewDPFedAvg(1, std, cohort, rng.New(5))
 	again := make([]float32, d)
 	b.Aggregate(again, 7, seqOf(nil))
 	if !slices.Equal(first, again) {

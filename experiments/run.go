@@ -263,7 +263,7 @@ func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 	}
 	root := rng.New(cfg.Seed)
 	acc := &p.Privacy
-	agg := &aggregators.DPFedAvg{Clip: cfg.Aggregator.Clip, NoiseStd: acc.NoiseStd, ExpectedCohort: acc.Denominator, Root: root}
+	agg := aggregators.NewDPFedAvg(cfg.Aggregator.Clip, acc.NoiseStd, acc.Denominator, root)
 	server := &aggregators.ServerSGD{LR: cfg.Server.LR, Momentum: cfg.Server.Momentum}
 	if err := server.Validate(); err != nil {
 		return nil, err

@@ -35,23 +35,25 @@ func New(seed uint64) Root { return Root{seed: seed} }
 // Seed reports the root seed.
 func (r Root) Seed() uint64 { return r.seed }
 
-// Key returns the 32-byte ChaCha8 key of the stream named (label, idx...).
+// Key returns the 32-byte ChaCha8 key of the stream named (label, idx...):
+// SHA-256 of "dpfl/rng/v1\x00", the root seed, len(label), label and the
+// indices (little-endian 64-bit words). It does not allocate for short names.
 func (r Root) Key(label string, idx ...uint64) [32]byte {
-	h := sha256.New()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], r.seed)
-	h.Write([]byte("dpfl/rng/v1\x00"))
-	h.Write(b[:])
-	binary.LittleEndian.PutUint64(b[:], uint64(len(label)))
-	h.Write(b[:])
-	h.Write([]byte(label))
+	var buf [160]byte
+	b := append(buf[:0], "dpfl/rng/v1\x00"...)
+	b = binary.LittleEndian.AppendUint64(b, r.seed)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(label)))
+	b = append(b, label...)
 	for _, i := range idx {
-		binary.LittleEndian.PutUint64(b[:], i)
-		h.Write(b[:])
+		b = binary.LittleEndian.AppendUint64(b, i)
 	}
-	var key [32]byte
-	copy(key[:], h.Sum(nil))
-	return key
+	return sha256.Sum256(b)
+}
+
+// Reseed points src at the stream named (label, idx...), so one generator can
+// be reused for many streams without allocating.
+func (r Root) Reseed(src *rand.ChaCha8, label string, idx ...uint64) {
+	src.Seed(r.Key(label, idx...))
 }
 
 // Stream returns a fresh generator for the stream named (label, idx...).

@@ -2,6 +2,7 @@ package rng
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -63,5 +64,21 @@ func TestFillNormalMoments(t *testing.T) {
 	}
 	if check(mean, 1.1*variance) {
 		t.Fatal("negative control: a variance 10% too large passed")
+	}
+}
+
+func TestReseedMatchesStream(t *testing.T) {
+	r := New(9)
+	var cc rand.ChaCha8
+	g := rand.New(&cc)
+	r.Reseed(&cc, "noise", 5)
+	want := r.Stream("noise", 5)
+	for i := 0; i < 10; i++ {
+		if a, b := g.NormFloat64(), want.NormFloat64(); a != b {
+			t.Fatalf("reseeded generator differs at %d: %v vs %v", i, a, b)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { r.Reseed(&cc, "noise", 7) }); n != 0 {
+		t.Fatalf("Reseed allocates %v times", n)
 	}
 }

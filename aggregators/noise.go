@@ -1,0 +1,283 @@
+package aggregators
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"dpfl/sim/rng"
+)
+
+// NoiseSource streams a mechanism's unit-scale correlated noise: Next writes
+// w_t, the noise of round t before scaling by sigma · clip · sensitivity.
+// Every source is a fixed linear map of latent standard Gaussian vectors z_j,
+// each drawn from the run's stream (label, j), so noise j never depends on
+// what was generated before.
+type NoiseSource interface {
+	Next(dst []float64, t int) error
+	// Bytes reports the memory the source holds between rounds.
+	Bytes() int64
+}
+
+// latents draws z_j ~ N(0, I) from the stream (label, j), reusing one
+// generator so that drawing does not allocate.
+type latents struct {
+	root  rng.Root
+	label string
+	cc    rand.ChaCha8
+	r     *rand.Rand
+}
+
+func newLatents(root rng.Root, label string) *latents {
+	l := &latents{root: root, label: label}
+	l.r = rand.New(&l.cc)
+	return l
+}
+
+func (l *latents) fill(dst []float64, j int) {
+	l.root.Reseed(&l.cc, l.label, uint64(j))
+	rng.FillNormal(dst, l.r)
+}
+
+// IdentityNoise is DP-SGD / DP-FedAvg's independent noise: w_t = z_t.
+type IdentityNoise struct{ l *latents }
+
+// NewIdentityNoise returns independent noise drawn from ("noise", t).
+func NewIdentityNoise(root rng.Root) *IdentityNoise {
+	return &IdentityNoise{l: newLatents(root, "noise")}
+}
+
+// Next implements NoiseSource.
+func (s *IdentityNoise) Next(dst []float64, t int) error { s.l.fill(dst, t); return nil }
+
+// Bytes implements NoiseSource.
+func (s *IdentityNoise) Bytes() int64 { return 0 }
+
+// Mode chooses how a Linear source gets past latent vectors.
+type Mode int
+
+const (
+	// Store keeps each latent vector from its first use until its last
+	// (O(live · d) memory, O(nnz · d) time per round).
+	Store Mode = iota
+	// Regenerate keeps nothing and redraws every latent it needs from its
+	// stream (O(d) memory, O(nnz · d) time plus the drawing).
+	Regenerate
+)
+
+// String returns "store" or "regenerate".
+func (m Mode) String() string {
+	if m == Regenerate {
+		return "regenerate"
+	}
+	return "store"
+}
+
+type term struct {
+	j int
+	w float64
+}
+
+// Linear streams w_t = Σ_j W[t, j] z_j for a fixed weight matrix W (rounds ×
+// latents): the gradient-space noise of any matrix mechanism (W = C⁻¹ for a
+// square lower-triangular C, or the tree estimators' row differences). Both
+// modes perform the same floating-point operations in the same order, so they
+// give bit-identical noise. In Store mode rounds must be asked for in order.
+type Linear struct {
+	rows    [][]term
+	lastUse []int // per latent: the last round that uses it
+	mode    Mode
+	d       int
+	l       *latents
+
+	live map[int][]float64 // Store: latents still needed
+	free [][]float64
+	peak int
+	next int       // Store: the round expected next
+	buf  []float64 // Regenerate: scratch latent
+}
+
+// NewLinear returns the source for W (zeros skipped), latents drawn from
+// (label, j), for models of dimension d.
+func NewLinear(W mat.Matrix, label string, root rng.Root, d int, mode Mode) *Linear {
+	n, m := W.Dims()
+	s := &Linear{rows: make([][]term, n), lastUse: make([]int, m), mode: mode, d: d, l: newLatents(root, label)}
+	for j := range s.lastUse {
+		s.lastUse[j] = -1
+	}
+	for t := 0; t < n; t++ {
+		for j := 0; j < m; j++ {
+			if w := W.At(t, j); w != 0 {
+				s.rows[t] = append(s.rows[t], term{j, w})
+				s.lastUse[j] = t
+			}
+		}
+	}
+	if mode == Store {
+		s.live = map[int][]float64{}
+	} else {
+		s.buf = make([]float64, d)
+	}
+	return s
+}
+
+// PeakLatents returns the largest number of latent vectors Store mode holds
+// at once over the whole run (computed from W, whatever the mode).
+func (s *Linear) PeakLatents() int {
+	first := make([]int, len(s.lastUse))
+	for j := range first {
+		first[j] = -1
+	}
+	for t, row := range s.rows {
+		for _, tm := range row {
+			if first[tm.j] < 0 {
+				first[tm.j] = t
+			}
+		}
+	}
+	delta := make([]int, len(s.rows)+1)
+	for j, f := range first {
+		if f >= 0 {
+			delta[f]++
+			delta[s.lastUse[j]+1]--
+		}
+	}
+	peak, cur := 0, 0
+	for _, x := range delta {
+		cur += x
+		peak = max(peak, cur)
+	}
+	return peak
+}
+
+// NonZeros returns the largest number of latents any one round combines.
+func (s *Linear) NonZeros() int {
+	m := 0
+	for _, r := range s.rows {
+		m = max(m, len(r))
+	}
+	return m
+}
+
+// Next implements NoiseSource.
+func (s *Linear) Next(dst []float64, t int) error {
+	if t < 0 || t >= len(s.rows) {
+		return fmt.Errorf("aggregators: noise for round %d of a %d-round mechanism", t, len(s.rows))
+	}
+	if len(dst) != s.d {
+		panic(fmt.Sprintf("aggregators: noise buffer of %d for dimension %d", len(dst), s.d))
+	}
+	if s.mode == Store && t != s.next {
+		return fmt.Errorf("aggregators: store-mode noise asked for round %d, expected round %d (use regenerate mode to jump)", t, s.next)
+	}
+	clear(dst)
+	for _, tm := range s.rows[t] {
+		var z []float64
+		if s.mode == Store {
+			var ok bool
+			if z, ok = s.live[tm.j]; !ok {
+				if k := len(s.free); k > 0 {
+					z, s.free = s.free[k-1], s.free[:k-1]
+				} else {
+					z = make([]float64, s.d)
+				}
+				s.l.fill(z, tm.j)
+				s.live[tm.j] = z
+				s.peak = max(s.peak, len(s.live))
+			}
+		} else {
+			z = s.buf
+			s.l.fill(z, tm.j)
+		}
+		axpy(dst, tm.w, z)
+	}
+	if s.mode == Store {
+		for _, tm := range s.rows[t] {
+			if s.lastUse[tm.j] == t {
+				s.free = append(s.free, s.live[tm.j])
+				delete(s.live, tm.j)
+			}
+		}
+		s.next++
+	}
+	return nil
+}
+
+// Bytes implements NoiseSource: the latents held now (Store) or the scratch
+// vector (Regenerate).
+func (s *Linear) Bytes() int64 {
+	if s.mode == Store {
+		return int64(len(s.live)+len(s.free)) * int64(s.d) * 8
+	}
+	return int64(s.d) * 8
+}
+
+func axpy(dst []float64, a float64, x []float64) {
+	for i, v := range x {
+		dst[i] += a * v
+	}
+}
+
+// Banded streams w = C⁻¹ z for a lower-triangular C with b bands (BandMF) by
+// forward substitution, w_t = (z_t − Σ_{t−b<j<t} C[t,j] w_j) / C[t,t], keeping
+// only the last b−1 w's: O(b·d) memory and time per round. Rounds must be
+// asked for in order.
+type Banded struct {
+	c    *mat.TriDense
+	b    int
+	d    int
+	l    *latents
+	hist [][]float64 // ring of the last b−1 outputs
+	next int
+}
+
+// NewBanded returns the source for a lower-triangular C with b bands
+// (entries further than b−1 below the diagonal must be zero).
+func NewBanded(c *mat.TriDense, b int, root rng.Root, d int) (*Banded, error) {
+	n, _ := c.Dims()
+	if b < 1 || b > n {
+		return nil, fmt.Errorf("aggregators: %d bands for %d rounds", b, n)
+	}
+	for i := 0; i < n; i++ {
+		if c.At(i, i) == 0 {
+			return nil, fmt.Errorf("aggregators: banded factor is singular at round %d", i)
+		}
+		for j := 0; j < i-b+1; j++ {
+			if c.At(i, j) != 0 {
+				return nil, fmt.Errorf("aggregators: factor entry (%d, %d) lies outside %d bands", i, j, b)
+			}
+		}
+	}
+	s := &Banded{c: c, b: b, d: d, l: newLatents(root, "noise"), hist: make([][]float64, b-1)}
+	for i := range s.hist {
+		s.hist[i] = make([]float64, d)
+	}
+	return s, nil
+}
+
+// Next implements NoiseSource.
+func (s *Banded) Next(dst []float64, t int) error {
+	if t != s.next {
+		return fmt.Errorf("aggregators: banded noise asked for round %d, expected round %d", t, s.next)
+	}
+	if n, _ := s.c.Dims(); t >= n {
+		return fmt.Errorf("aggregators: noise for round %d of a %d-round mechanism", t, n)
+	}
+	s.l.fill(dst, t)
+	for j := max(0, t-s.b+1); j < t; j++ {
+		axpy(dst, -s.c.At(t, j), s.hist[j%(s.b-1)])
+	}
+	inv := 1 / s.c.At(t, t)
+	for i := range dst {
+		dst[i] *= inv
+	}
+	if s.b > 1 {
+		copy(s.hist[t%(s.b-1)], dst)
+	}
+	s.next++
+	return nil
+}
+
+// Bytes implements NoiseSource.
+func (s *Banded) Bytes() int64 { return int64(len(s.hist)) * int64(s.d) * 8 }

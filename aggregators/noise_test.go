@@ -1,0 +1,169 @@
+package aggregators
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"dpfl/aggregators/strategy"
+	"dpfl/sim/rng"
+)
+
+// latentMatrix returns Z (latents × d) as the sources draw it.
+func latentMatrix(root rng.Root, label string, m, d int) *mat.Dense {
+	z := mat.NewDense(m, d, nil)
+	l := newLatents(root, label)
+	row := make([]float64, d)
+	for j := 0; j < m; j++ {
+		l.fill(row, j)
+		z.SetRow(j, row)
+	}
+	return z
+}
+
+func strategies(t *testing.T, n int) []strategy.Strategy {
+	t.Helper()
+	ctx := context.Background()
+	w := strategy.Prefix(n)
+	var out []strategy.Strategy
+	out = append(out, strategy.NewIdentity(n), strategy.NewTree(n, strategy.TreeVanilla), strategy.NewTree(n, strategy.TreeOnline),
+		strategy.NewTree(n, strategy.TreeFull), strategy.NewNu(n, 0.05))
+	opt, err := strategy.OptimalSingle(ctx, w, strategy.FixedPointOptions{Gap: 1e-8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	band, err := strategy.BandMF(ctx, w, 3, strategy.LBFGSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(out, opt, band)
+}
+
+// TestNoiseMatchesMaterializedProduct: for every strategy, T rounds of
+// streamed noise equal the materialized product computed with gonum/mat from
+// the same latent vectors — C̃⁻¹Z for square factors, the tree's row
+// differences times the node noises — to 1e-9; Store and Regenerate modes
+// are bit-identical.
+func TestNoiseMatchesMaterializedProduct(t *testing.T) {
+	const n, d = 13, 7
+	root := rng.New(3)
+	for _, s := range strategies(t, n) {
+		var want mat.Dense
+		label := "noise"
+		if _, ok := s.(*strategy.Tree); ok {
+			label = "noise/tree-node"
+			pw, _ := s.(*strategy.Tree).PrefixWeights()
+			_, m := pw.Dims()
+			var prefix mat.Dense
+			prefix.Mul(pw, latentMatrix(root, label, m, d))
+			want.CloneFrom(&prefix)
+			for r := n - 1; r > 0; r-- { // row differences
+				for c := 0; c < d; c++ {
+					want.Set(r, c, prefix.At(r, c)-prefix.At(r-1, c))
+				}
+			}
+		} else {
+			c, err := s.Factor()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Solve C̃ W = Z by gonum's triangular solve: an independent path.
+			if err := want.Solve(c, latentMatrix(root, label, n, d)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var outs [2][][]float64
+		for mi, mode := range []Mode{Store, Regenerate} {
+			src, err := NoiseFor(s, root, d, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r := 0; r < n; r++ {
+				row := make([]float64, d)
+				if err := src.Next(row, r); err != nil {
+					t.Fatal(err)
+				}
+				for c := range row {
+					if math.Abs(row[c]-want.At(r, c)) > 1e-9*(1+math.Abs(want.At(r, c))) {
+						t.Fatalf("%s (%v): round %d coordinate %d: streamed %v, materialized %v", s.Name(), mode, r, c, row[c], want.At(r, c))
+					}
+				}
+				outs[mi] = append(outs[mi], row)
+			}
+		}
+		for r := range outs[0] {
+			if !slices.Equal(outs[0][r], outs[1][r]) {
+				t.Fatalf("%s: store and regenerate differ in round %d", s.Name(), r)
+			}
+		}
+	}
+}
+
+// TestNoiseCovariance: over many independent runs (different seeds) the
+// empirical covariance of the streamed noise across rounds matches the
+// strategy's prediction W Wᵀ (= X⁻¹ for square factors), each entry within 6
+// standard errors; a source scaled by 1.1 fails the same test (negative
+// control).
+func TestNoiseCovariance(t *testing.T) {
+	const n, runs = 6, 4000
+	for _, s := range strategies(t, n)[1:] { // identity is covered by TestDPFedAvgNoise
+		w, err := NoiseWeights(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pred mat.Dense
+		pred.Mul(w, w.T())
+		emp := func(scale float64) bool {
+			sum := mat.NewDense(n, n, nil)
+			sq := mat.NewDense(n, n, nil)
+			x := make([]float64, n)
+			row := make([]float64, 1)
+			for r := 0; r < runs; r++ {
+				src, _ := NoiseFor(s, rng.New(uint64(1000+r)), 1, Regenerate)
+				for k := 0; k < n; k++ {
+					src.Next(row, k)
+					x[k] = scale * row[0]
+				}
+				for i := 0; i < n; i++ {
+					for j := 0; j < n; j++ {
+						sum.Set(i, j, sum.At(i, j)+x[i]*x[j])
+						sq.Set(i, j, sq.At(i, j)+x[i]*x[i]*x[j]*x[j])
+					}
+				}
+			}
+			for i := 0; i < n; i++ {
+				for j := 0; j < n; j++ {
+					m := sum.At(i, j) / runs
+					v := sq.At(i, j)/runs - m*m
+					if math.Abs(m-pred.At(i, j)) > 6*math.Sqrt(v/runs)+1e-12 {
+						return false
+					}
+				}
+			}
+			return true
+		}
+		if !emp(1) {
+			t.Errorf("%s: empirical covariance does not match W Wᵀ", s.Name())
+		}
+		if emp(1.1) {
+			t.Errorf("%s: negative control: noise scaled by 1.1 passed", s.Name())
+		}
+	}
+}
+
+func TestLinearPeakAndOrder(t *testing.T) {
+	src := NewLinear(mat.NewDiagDense(4, []float64{1, 1, 1, 1}), "noise", rng.New(1), 3, Store)
+	if src.PeakLatents() != 1 || src.NonZeros() != 1 {
+		t.Fatalf("identity: peak %d nnz %d", src.PeakLatents(), src.NonZeros())
+	}
+	if err := src.Next(make([]float64, 3), 2); err == nil {
+		t.Fatal("store mode accepted a round out of order")
+	}
+	tree, _ := NoiseFor(strategy.NewTree(64, strategy.TreeVanilla), rng.New(1), 3, Store)
+	if p := tree.(*Linear).PeakLatents(); p > 8 { // O(log n) live node noises
+		t.Fatalf("vanilla tree over 64 rounds keeps %d node noises alive", p)
+	}
+}
