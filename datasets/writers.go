@@ -35,7 +35,7 @@ const (
 
 // qmnistHelp says where the files come from and what works without them.
 const qmnistHelp = "get " + QMNISTTrainLabels + " and " + QMNISTTestLabels +
-	" from QMNIST (https://github.com/facebookresearch/qmnist, BSD licence) and pass their folder (config data.qmnist_dir, flag -qmnist or $" +
+	" from QMNIST (https://github.com/facebookresearch/qmnist, BSD licence) and give their folder (dpfl data -qmnist DIR, or $" +
 	QMNISTDirEnv + "); the iid and dirichlet partitions need no extra files"
 
 // QMNISTDir returns the folder holding the QMNIST label files: dir if
