@@ -97,8 +97,33 @@ type TimeZoneConfig struct {
 
 // AggregatorConfig chooses the DP aggregator.
 type AggregatorConfig struct {
-	Kind string  `yaml:"kind"` // dpfedavg
+	// Kind: dpfedavg (independent noise), tree (tree-aggregation DP-FTRL),
+	// optimal-mf (optimal dense matrix factorization), bandmf (banded MF)
+	// or nu-ftrl (ν-DP-FTRL). Correlated-noise kinds are optimized for the
+	// run's rounds; their privacy is the strategy's sensitivity for the
+	// realized participation and sigma alone (the decoder is the server
+	// optimizer, post-processing).
+	Kind string  `yaml:"kind"`
 	Clip float64 `yaml:"clip"` // L2 bound on each client's delta
+	// Estimator (tree): vanilla (sum of dyadic nodes), online (Honaker's
+	// estimator from below) or full (minimum-variance pseudo-inverse).
+	Estimator string `yaml:"estimator"`
+	// MultiEpoch (optimal-mf): optimize for (k,b)/min-sep participation
+	// with the participation's b (multi-epoch MF) instead of single
+	// participation.
+	MultiEpoch bool `yaml:"multi_epoch"`
+	// Bands (bandmf): number of bands b̂ (default: the participation's b).
+	Bands int `yaml:"bands"`
+	// Nu (nu-ftrl): the damping ν in [0, 1) (default: tuned for the rounds).
+	Nu *float64 `yaml:"nu"`
+	// Memory (correlated noise): store (keep past latent noise vectors) or
+	// regenerate (O(d) memory: redraw each from its seed); results are
+	// identical. MemoryBudgetMB refuses a store mode that would exceed it.
+	Memory         string  `yaml:"memory"`
+	MemoryBudgetMB float64 `yaml:"memory_budget_mb"`
+	// Cache is the folder of optimized strategies (default: the user cache
+	// folder + /dpfl/strategies).
+	Cache string `yaml:"cache"`
 	// NoiseMultiplier is sigma relative to sensitivity 1: the noise std on the
 	// sum is sigma · clip · sensitivity. Set it, or privacy.epsilon, not both;
 	// 0 trains without privacy.

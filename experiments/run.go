@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"dpfl/aggregators"
+	"dpfl/aggregators/strategy"
 	"dpfl/clients"
 	"dpfl/datasets"
 	"dpfl/models"
@@ -58,6 +59,11 @@ type Plan struct {
 	Schedule *participation.Schedule
 	Stats    participation.Stats
 	Privacy  Accounting
+	// Correlated-noise aggregators: the strategy, the participation its
+	// sensitivity is computed for, and that sensitivity.
+	Strategy     strategy.Strategy
+	StrategyPart strategy.Participation
+	StrategySens strategy.Sensitivity
 }
 
 // Accounting is the privacy side of a plan.
@@ -197,6 +203,17 @@ func (p *Plan) schedule(root rng.Root, baseDir string) error {
 		a.event = func(sigma float64, t int) privacy.Event {
 			return privacy.SelfComposed{Event: privacy.PoissonSampled{Probability: q, Event: privacy.Gaussian{NoiseMultiplier: sigma}}, Count: t}
 		}
+	} else if cfg.Aggregator.Kind != "dpfedavg" {
+		// A correlated-noise mechanism is one Gaussian mechanism G ↦ CG +
+		// sigma·sens(C)·Z: its privacy is sigma (normalized) alone, for the
+		// sensitivity of C under the realized participation. "Epsilon so
+		// far" reports the whole run's epsilon, an upper bound for every
+		// prefix (a prefix is part of the final release).
+		if err := p.buildStrategy(context.Background()); err != nil {
+			return err
+		}
+		a.Sensitivity, a.Denominator = p.StrategySens.Value, float64(cfg.Participation.Cohort)
+		a.event = func(sigma float64, _ int) privacy.Event { return privacy.Gaussian{NoiseMultiplier: sigma} }
 	} else {
 		// DP-FedAvg is the matrix mechanism with C = I. The schedule is fixed
 		// before training and independent of the data, so a client's privacy
@@ -263,14 +280,22 @@ func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 	}
 	root := rng.New(cfg.Seed)
 	acc := &p.Privacy
-	agg := aggregators.NewDPFedAvg(cfg.Aggregator.Clip, acc.NoiseStd, acc.Denominator, root)
+	mspec := models.Spec{Kind: cfg.Model.Kind, Hidden: cfg.Model.Hidden}
+	var agg aggregators.Aggregator = aggregators.NewDPFedAvg(cfg.Aggregator.Clip, acc.NoiseStd, acc.Denominator, root)
+	if p.Strategy != nil {
+		src, err := p.noiseSource(root, mspec.NumParams(p.Data.Train.Dim, p.Data.Train.Classes))
+		if err != nil {
+			return nil, err
+		}
+		agg = &aggregators.Correlated{Clip: cfg.Aggregator.Clip, NoiseStd: acc.NoiseStd, ExpectedCohort: acc.Denominator, Noise: src}
+	}
 	server := &aggregators.ServerSGD{LR: cfg.Server.LR, Momentum: cfg.Server.Momentum}
 	if err := server.Validate(); err != nil {
 		return nil, err
 	}
 	spec := sim.Spec{
 		Data:       p.Data,
-		Model:      models.Spec{Kind: cfg.Model.Kind, Hidden: cfg.Model.Hidden},
+		Model:      mspec,
 		Client:     clients.Config{Epochs: cfg.Client.Epochs, BatchSize: cfg.Client.BatchSize, LR: cfg.Client.LR, MaxExamples: cfg.Client.MaxExamples},
 		Schedule:   p.Schedule,
 		Aggregator: agg,

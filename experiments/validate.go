@@ -17,7 +17,8 @@ var (
 	ModelKinds     = []string{"logreg", "mlp"}
 	Participations = []string{"uniform", "single", "kb", "minsep", "poisson"}
 	Availabilities = []string{"always", "diurnal", "trace"}
-	Aggregators    = []string{"dpfedavg"}
+	Aggregators    = []string{"dpfedavg", "tree", "optimal-mf", "bandmf", "nu-ftrl"}
+	Estimators     = []string{"vanilla", "online", "full"}
 	Optimizers     = []string{"sgd"}
 )
 
@@ -62,8 +63,18 @@ func (c *Config) Normalize() {
 			a.WindowHours = 4
 		}
 	}
-	if c.Aggregator.Kind == "" {
-		c.Aggregator.Kind = "dpfedavg"
+	ag := &c.Aggregator
+	if ag.Kind == "" {
+		ag.Kind = "dpfedavg"
+	}
+	if ag.Kind == "tree" && ag.Estimator == "" {
+		ag.Estimator = "online"
+	}
+	if ag.Kind != "dpfedavg" && ag.Memory == "" {
+		ag.Memory = "store"
+	}
+	if ag.Kind != "dpfedavg" && ag.MemoryBudgetMB == 0 {
+		ag.MemoryBudgetMB = 4096
 	}
 	if c.Privacy.Accountant == "" {
 		c.Privacy.Accountant = "exact"
@@ -140,6 +151,7 @@ func (c *Config) Validate(src *Source) error {
 	}
 	c.validateParticipation(add, oneOf, positive, positiveInt)
 	oneOf("aggregator.kind", c.Aggregator.Kind, Aggregators)
+	c.validateAggregator(add, oneOf)
 	positive("aggregator.clip", c.Aggregator.Clip)
 
 	nm, eps := c.Aggregator.NoiseMultiplier, c.Privacy.Epsilon
@@ -236,5 +248,46 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 	}
 	if a.Kind != "trace" && a.File != "" {
 		add("participation.availability.file", "only availability kind trace reads a file")
+	}
+}
+
+func (c *Config) validateAggregator(add addFunc, oneOf oneOfFunc) {
+	ag := &c.Aggregator
+	only := func(path string, set bool, kind string) {
+		if set && ag.Kind != kind {
+			add(path, "only aggregator kind %s uses it", kind)
+		}
+	}
+	only("aggregator.estimator", ag.Estimator != "", "tree")
+	only("aggregator.multi_epoch", ag.MultiEpoch, "optimal-mf")
+	only("aggregator.bands", ag.Bands != 0, "bandmf")
+	only("aggregator.nu", ag.Nu != nil, "nu-ftrl")
+	if ag.Kind == "tree" {
+		oneOf("aggregator.estimator", ag.Estimator, Estimators)
+	}
+	if ag.Nu != nil && !(*ag.Nu >= 0 && *ag.Nu < 1) {
+		add("aggregator.nu", "%v must be in [0, 1)", *ag.Nu)
+	}
+	if ag.Bands < 0 || (c.Rounds > 0 && ag.Bands > c.Rounds) {
+		add("aggregator.bands", "%d must be in [1, rounds]", ag.Bands)
+	}
+	if ag.Kind == "dpfedavg" {
+		if ag.Memory != "" {
+			add("aggregator.memory", "dpfedavg keeps no past noise")
+		}
+	} else {
+		oneOf("aggregator.memory", ag.Memory, []string{"store", "regenerate"})
+		if !(ag.MemoryBudgetMB > 0) {
+			add("aggregator.memory_budget_mb", "%v must be positive", ag.MemoryBudgetMB)
+		}
+		if c.Participation.Kind == "poisson" {
+			add("aggregator.kind", "%s with poisson sampling is not supported (amplified correlated noise needs the BandMF sampling scheme); use dpfedavg or another schema", ag.Kind)
+		}
+		if ag.MultiEpoch && c.Participation.Kind != "kb" && c.Participation.Kind != "minsep" {
+			add("aggregator.multi_epoch", "needs participation kind kb or minsep (its b)")
+		}
+		if ag.Kind == "bandmf" && ag.Bands == 0 && c.Participation.Kind != "kb" && c.Participation.Kind != "minsep" {
+			add("aggregator.bands", "required unless participation is kb or minsep (whose b is the default)")
+		}
 	}
 }

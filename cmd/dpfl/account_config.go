@@ -23,6 +23,10 @@ type configAccount struct {
 	MinSeparation     int      `json:"min_separation"`
 	Amplified         bool     `json:"amplified"`
 	Sensitivity       float64  `json:"sensitivity"`
+	Strategy          string   `json:"strategy,omitempty"`           // correlated-noise aggregators
+	SensitivityFor    string   `json:"sensitivity_for,omitempty"`    // the participation it is computed for
+	SensitivityMethod string   `json:"sensitivity_method,omitempty"` // how (exact, or an upper bound)
+	SensitivityExact  bool     `json:"sensitivity_exact"`
 	Sigma             float64  `json:"sigma"`
 	Calibrated        bool     `json:"calibrated"`
 	NoiseStd          float64  `json:"noise_std"`
@@ -57,7 +61,11 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 		MaxParticipations: st.MaxParticipations, MeanCohort: st.MeanCohort, MeanFill: st.MeanFill, MinSeparation: st.MinSeparation,
 		Amplified: a.Amplified, Sensitivity: a.Sensitivity, Sigma: a.Sigma, Calibrated: cfg.Privacy.Epsilon != nil,
 		NoiseStd: a.NoiseStd, Denominator: a.Denominator, Delta: cfg.Privacy.Delta, Accountant: cfg.Privacy.Accountant,
-		Guarantee: "none (no noise: ε = ∞)",
+		Guarantee: "none (no noise: ε = ∞)", SensitivityExact: true,
+	}
+	if plan.Strategy != nil {
+		out.Strategy, out.SensitivityFor = plan.Strategy.Name(), plan.StrategyPart.String()
+		out.SensitivityMethod, out.SensitivityExact = plan.StrategySens.Method, plan.StrategySens.Exact
 	}
 	if a.Private {
 		e := a.Final.Epsilon
@@ -73,9 +81,16 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	fmt.Fprintf(stdout, "participation:  %s\n", out.Participation)
 	fmt.Fprintf(stdout, "rounds:         %d (mean cohort %.1f, fill %.3f, at most %d participations per client, smallest separation %d)\n",
 		out.Rounds, out.MeanCohort, out.MeanFill, out.MaxParticipations, out.MinSeparation)
-	if a.Amplified {
+	switch {
+	case a.Amplified:
 		fmt.Fprintf(stdout, "sensitivity:    1 per round (Poisson sampling with q = %g, amplified)\n", cfg.Participation.Q)
-	} else {
+	case plan.Strategy != nil:
+		bound := "exact"
+		if !out.SensitivityExact {
+			bound = "an upper bound"
+		}
+		fmt.Fprintf(stdout, "sensitivity:    %.6g (strategy %s over %d rounds under %s: %s, %s)\n", out.Sensitivity, out.Strategy, cfg.Rounds, out.SensitivityFor, out.SensitivityMethod, bound)
+	default:
 		fmt.Fprintf(stdout, "sensitivity:    %.6g (sqrt of %d participations; C = I)\n", out.Sensitivity, out.MaxParticipations)
 	}
 	if !a.Private {

@@ -1,0 +1,108 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"dpfl/aggregators"
+	"dpfl/aggregators/strategy"
+	"dpfl/sim/rng"
+)
+
+// strategyName maps an aggregator kind to the strategy package's name.
+func (ag AggregatorConfig) strategyName() string {
+	switch ag.Kind {
+	case "tree":
+		return map[string]string{"vanilla": "tree", "online": "tree-online", "full": "tree-full"}[ag.Estimator]
+	case "optimal-mf":
+		if ag.MultiEpoch {
+			return "multi-epoch"
+		}
+		return "optimal"
+	case "bandmf":
+		return "bandmf"
+	case "nu-ftrl":
+		return "nu"
+	}
+	return "identity"
+}
+
+// strategyParticipation is the schema the strategy's sensitivity is computed
+// for: the declared (k,b) schema, or for other schemas the b-min-sep pattern
+// set that contains every realized pattern (at most the realized maximum k
+// participations, at least the realized smallest separation apart).
+func (p *Plan) strategyParticipation() strategy.Participation {
+	st, pc := p.Stats, p.Config.Participation
+	k := max(1, st.MaxParticipations)
+	switch {
+	case k == 1:
+		return strategy.Participation{Kind: strategy.Single}
+	case pc.Kind == "kb":
+		return strategy.Participation{Kind: strategy.KB, K: pc.K, B: pc.B}
+	case pc.Kind == "minsep":
+		return strategy.Participation{Kind: strategy.MinSep, K: min(pc.K, k), B: max(pc.B, st.MinSeparation)}
+	}
+	return strategy.Participation{Kind: strategy.MinSep, K: k, B: max(1, st.MinSeparation)}
+}
+
+// buildStrategy optimizes (or loads from the cache) the aggregator's strategy
+// for the run's rounds and computes its sensitivity.
+func (p *Plan) buildStrategy(ctx context.Context) error {
+	cfg := p.Config
+	ag := cfg.Aggregator
+	part := p.strategyParticipation()
+	dir := ag.Cache
+	if dir == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(d, "dpfl", "strategies")
+		}
+	}
+	var cache *strategy.Cache
+	if dir != "" {
+		cache = &strategy.Cache{Dir: dir}
+	}
+	scfg := strategy.Config{Workload: strategy.Prefix(cfg.Rounds), Participation: part, Bands: ag.Bands, Nu: -1, Cache: cache}
+	if ag.Nu != nil {
+		scfg.Nu = *ag.Nu
+	}
+	if ag.Kind == "bandmf" && ag.Bands == 0 {
+		scfg.Bands = min(cfg.Participation.B, cfg.Rounds)
+	}
+	if ag.MultiEpoch && scfg.Participation.Kind == strategy.Single {
+		scfg.Participation = strategy.Participation{Kind: strategy.MinSep, K: 1, B: cfg.Participation.B}
+	}
+	s, err := strategy.Build(ctx, ag.strategyName(), scfg)
+	if err != nil {
+		return fmt.Errorf("experiments: aggregator %s: %w", ag.Kind, err)
+	}
+	sens, err := s.Sensitivity(part)
+	if err != nil {
+		return fmt.Errorf("experiments: aggregator %s: %w", ag.Kind, err)
+	}
+	p.Strategy, p.StrategySens, p.StrategyPart = s, sens, part
+	return nil
+}
+
+// noiseSource builds the streaming noise of the plan's strategy for models
+// of dimension d, refusing a store mode beyond the memory budget.
+func (p *Plan) noiseSource(root rng.Root, d int) (aggregators.NoiseSource, error) {
+	ag := p.Config.Aggregator
+	mode := aggregators.Store
+	if ag.Memory == "regenerate" {
+		mode = aggregators.Regenerate
+	}
+	src, err := aggregators.NoiseFor(p.Strategy, root, d, mode)
+	if err != nil {
+		return nil, err
+	}
+	if lin, ok := src.(*aggregators.Linear); ok && mode == aggregators.Store {
+		need := float64(lin.PeakLatents()) * float64(d) * 8 / (1 << 20)
+		if need > ag.MemoryBudgetMB {
+			return nil, fmt.Errorf("experiments: aggregator.memory: store mode would keep up to %d noise vectors of %d parameters = %.0f MB, over aggregator.memory_budget_mb = %.0f; use memory: regenerate (O(d) memory, about %d noise vectors redrawn per round) or raise the budget",
+				lin.PeakLatents(), d, need, ag.MemoryBudgetMB, lin.NonZeros())
+		}
+	}
+	return src, nil
+}

@@ -1,0 +1,70 @@
+package experiments
+
+import (
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func aggRun(rounds int, part, agg string) string {
+	y := strings.Replace(schemaRun, "rounds: 40", "rounds: "+strconv.Itoa(rounds), 1)
+	y = strings.Replace(y, "aggregator:\n  clip: 1\n", "aggregator:\n  clip: 1\n"+agg, 1)
+	return y + part
+}
+
+
+// TestMechanismSensitivityGlue: the plan's sensitivity for correlated-noise
+// aggregators equals closed forms computed here (tree under single
+// participation: sqrt(ceil(log2(n+1))); BandMF with b̂ ≤ b under b-min-sep:
+// sqrt(min(k, ceil(n/b))), equal unit column norms), the noise std is
+// sigma·clip·sensitivity with sigma calibrated for the target, and changing
+// the participation changes the sensitivity.
+func TestMechanismSensitivityGlue(t *testing.T) {
+	single := planOf(t, aggRun(30, "  kind: single\n  cohort: 50\n", "  kind: tree\n  estimator: vanilla\n"))
+	if want := math.Sqrt(float64(bits.Len(30))); math.Abs(single.Privacy.Sensitivity-want) > 1e-12 {
+		t.Fatalf("tree, single participation: sensitivity %v, want sqrt(ceil(log2(31))) = %v", single.Privacy.Sensitivity, want)
+	}
+	band := planOf(t, aggRun(30, "  kind: minsep\n  cohort: 50\n  k: 2\n  b: 10\n", "  kind: bandmf\n  bands: 4\n"))
+	k := band.Stats.MaxParticipations
+	if want := math.Sqrt(float64(min(k, 3))); math.Abs(band.Privacy.Sensitivity-want) > 1e-6 || !band.StrategySens.Exact {
+		t.Fatalf("bandmf: sensitivity %v (%s), want sqrt(%d)", band.Privacy.Sensitivity, band.StrategySens.Method, min(k, 3))
+	}
+	for _, p := range []*Plan{single, band} {
+		a := p.Privacy
+		if e := a.Final.Epsilon; e > 4 || e < 4*(1-1e-4) {
+			t.Fatalf("calibrated epsilon %v", e)
+		}
+		if math.Abs(a.NoiseStd-a.Sigma*a.Sensitivity) > 1e-12 {
+			t.Fatalf("noise std %v, sigma %v, sensitivity %v", a.NoiseStd, a.Sigma, a.Sensitivity)
+		}
+	}
+	multi := planOf(t, aggRun(30, "  kind: minsep\n  cohort: 50\n  k: 3\n  b: 10\n", "  kind: tree\n  estimator: vanilla\n"))
+	if multi.Privacy.Sensitivity <= single.Privacy.Sensitivity {
+		t.Fatalf("tree: 3 participations give sensitivity %v, single %v", multi.Privacy.Sensitivity, single.Privacy.Sensitivity)
+	}
+}
+
+// TestCorrelatedAggregatorsTrain: short private runs with each correlated
+// aggregator learn well above chance on MNIST.
+func TestCorrelatedAggregatorsTrain(t *testing.T) {
+	for _, agg := range []string{"  kind: tree\n", "  kind: bandmf\n", "  kind: nu-ftrl\n  memory: regenerate\n", "  kind: optimal-mf\n"} {
+		y := aggRun(12, "  kind: minsep\n  cohort: 200\n  k: 2\n  b: 5\n", agg+"  cache: "+t.TempDir()+"\n")
+		res, _ := runConfig(t, strings.Replace(y, "clients: 2000", "clients: 6000", 1), 2)
+		if res.Summary.FinalAccuracy < 0.5 {
+			t.Errorf("%q: final accuracy %.3f", agg, res.Summary.FinalAccuracy)
+		}
+	}
+}
+
+func TestMemoryBudgetRefused(t *testing.T) {
+	cfg, _, err := Load([]byte(aggRun(40, "  kind: single\n  cohort: 40\n", "  kind: optimal-mf\n  memory_budget_mb: 0.01\n")), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(t.Context(), cfg, Options{OutDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "over aggregator.memory_budget_mb = 0") || !strings.Contains(err.Error(), "memory: regenerate") {
+		t.Fatalf("error %v", err)
+	}
+}
