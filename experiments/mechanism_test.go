@@ -14,7 +14,6 @@ func aggRun(rounds int, part, agg string) string {
 	return y + part
 }
 
-
 // TestMechanismSensitivityGlue: the plan's sensitivity for correlated-noise
 // aggregators equals closed forms computed here (tree under single
 // participation: sqrt(ceil(log2(n+1))); BandMF with b̂ ≤ b under b-min-sep:
