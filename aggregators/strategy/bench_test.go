@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 )
 
 func longOnly(b testing.TB, what string) {
@@ -63,7 +64,12 @@ func BenchmarkBandMF(b *testing.B) {
 			}
 			w := Prefix(c.n)
 			for i := 0; i < b.N; i++ {
-				f, err := BandMF(context.Background(), w, c.bands, LBFGSOptions{})
+				t0 := time.Now()
+				f, err := BandMF(context.Background(), w, c.bands, LBFGSOptions{Progress: func(it int, loss float64) {
+					if it%25 == 0 {
+						b.Logf("iteration %d: loss %.8g (%v)", it, loss, time.Since(t0).Round(time.Second))
+					}
+				}})
 				if err != nil {
 					b.Fatal(err)
 				}

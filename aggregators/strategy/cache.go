@@ -136,13 +136,13 @@ func (c *Cache) Optimal(ctx context.Context, w *Workload, opts FixedPointOptions
 // BandMF is BandMF through the cache.
 func (c *Cache) BandMF(ctx context.Context, w *Workload, bands int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
-	key := fmt.Sprintf("v%d|bandmf|%s|bands=%d|%+v", cacheFormat, w.Key(), bands, opts)
+	key := fmt.Sprintf("v%d|bandmf|%s|bands=%d|maxiter=%d|reltol=%g|store=%d", cacheFormat, w.Key(), bands, opts.MaxIter, opts.RelTol, opts.Store)
 	return c.get(key, func() (*Factorization, error) { return BandMF(ctx, w, bands, opts) })
 }
 
 // MultiEpoch is MultiEpoch through the cache.
 func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
-	key := fmt.Sprintf("v%d|multi-epoch|%s|b=%d|%+v", cacheFormat, w.Key(), b, opts)
+	key := fmt.Sprintf("v%d|multi-epoch|%s|b=%d|maxiter=%d|reltol=%g|store=%d", cacheFormat, w.Key(), b, opts.MaxIter, opts.RelTol, opts.Store)
 	return c.get(key, func() (*Factorization, error) { return MultiEpoch(ctx, w, b, opts) })
 }

@@ -29,7 +29,7 @@ type lbfgsResult struct {
 // gonum/optimize would be the natural choice, but it imports
 // gonum/stat/distmv, which needs golang.org/x/tools, a module dpfl does not
 // require; this is the same algorithm in 100 lines.
-func minimizeLBFGS(ctx context.Context, fg func(x, g []float64) float64, x0 []float64, store, maxIter int, relTol float64) (lbfgsResult, error) {
+func minimizeLBFGS(ctx context.Context, fg func(x, g []float64) float64, x0 []float64, store, maxIter int, relTol float64, progress func(int, float64)) (lbfgsResult, error) {
 	dim := len(x0)
 	x := append([]float64(nil), x0...)
 	g := make([]float64, dim)
@@ -115,6 +115,9 @@ func minimizeLBFGS(ctx context.Context, fg func(x, g []float64) float64, x0 []fl
 		copy(g, gn)
 		f = fn
 		hist = append(hist, f)
+		if progress != nil {
+			progress(it, f)
+		}
 		if len(hist) > 20 {
 			old := hist[len(hist)-21]
 			if (old-f)/math.Abs(f) < relTol {
