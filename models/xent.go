@@ -129,10 +129,15 @@ func (xentGradOp) Do(vals ...G.Value) (G.Value, error) {
 
 // rowLogSumExp returns the row maximum m and log Σ exp(row − m).
 func rowLogSumExp(row []float32) (m, lse float64) {
-	m = math.Inf(-1)
+	// A plain comparison (math.Max's NaN and signed-zero handling showed up
+	// in profiles); a NaN entry still makes lse NaN through exp below.
+	mx := float32(math.Inf(-1))
 	for _, v := range row {
-		m = math.Max(m, float64(v))
+		if v > mx {
+			mx = v
+		}
 	}
+	m = float64(mx)
 	var s float64
 	for _, v := range row {
 		s += math.Exp(float64(v) - m)
