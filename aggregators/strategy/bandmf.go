@@ -17,7 +17,7 @@ type LBFGSOptions struct {
 	// MaxIter caps the L-BFGS major iterations; 0 means 2000.
 	MaxIter int
 	// RelTol stops when the loss improved by less than RelTol (relative)
-	// over 20 iterations; 0 means 1e-10.
+	// over 20 iterations; 0 means 1e-9.
 	RelTol float64
 	// Store is the L-BFGS history length; 0 means 20.
 	Store int
@@ -31,7 +31,7 @@ func (o *LBFGSOptions) defaults() {
 		o.MaxIter = 2000
 	}
 	if o.RelTol == 0 {
-		o.RelTol = 1e-10
+		o.RelTol = 1e-9
 	}
 	if o.Store == 0 {
 		o.Store = 20
@@ -42,8 +42,8 @@ func (o *LBFGSOptions) defaults() {
 // min tr(AᵀA X⁻¹) over X with unit diagonal and X_ij = 0 for |i−j| ≥ bands,
 // with L-BFGS (Armijo backtracking that rejects non-PD iterates),
 // warm-started from the column-normalized b̂-banded truncation of the square
-// root S^{1/2}, first optimized over Toeplitz X (one parameter per
-// diagonal). C is the lower-triangular b̂-banded factor; under (k,b) and
+// root S^{1/2}, with a diagonal rescaling of the variables (Hessian
+// diagonal at the start). C is the lower-triangular b̂-banded factor; under (k,b) and
 // b-min-sep with b̂ ≤ b its sensitivity is sqrt(k̂) exactly.
 func BandMF(ctx context.Context, w *Workload, bands int, opts LBFGSOptions) (*Factorization, error) {
 	n := w.N()
@@ -206,6 +206,7 @@ func (p *bandProblem) lossGrad(f *bandFactor, g []float64) float64 {
 					if m := bw - 1 - off; m > 0 && z[i] != 0 {
 						impl.Daxpy(m, z[i], z[i-bw+1+off:], 1, lg[i*bw+off:], 1)
 					}
+					lg[i*bw+bw-1] += z[i] * z[i] // diagonal G_ii (for scaling)
 				}
 			}
 			mu.Lock()
@@ -291,72 +292,60 @@ func (p *bandProblem) solve(ctx context.Context, opts LBFGSOptions) (*Factorizat
 		st.Converged, st.Message, st.GradNorm = true, "no free entries (X = I)", 0
 		return p.finish(theta, st)
 	}
-	// Phase 1 (warm start): X Toeplitz on the free diagonals, one parameter
-	// per diagonal; the gradient is the sum of the full gradient along each
-	// diagonal. Phase 2: every free entry.
-	diagOf := make([]int, len(p.free))
-	ndiag := 0
-	pos := map[int]int{}
-	for k, idx := range p.free {
-		d := idx % bw
-		if _, ok := pos[d]; !ok {
-			pos[d] = ndiag
-			ndiag++
+	// Diagonal scaling: near X the Hessian's diagonal for the pair (i,j) is
+	// about 2(G_ii + G_jj), G = X⁻¹AᵀAX⁻¹ (exact at X = I), which varies by a
+	// factor of order n along the band for prefix sums. Optimize over
+	// u = θ/s with s = sqrt(mean h / h), h = G_ii + G_jj at the start.
+	scale := make([]float64, len(theta))
+	{
+		p.xFromParams(xs, theta)
+		f0, ok := reverseCholesky(xs, n, bw)
+		if !ok {
+			return nil, errors.New("strategy: L-BFGS start is not positive definite")
 		}
-		diagOf[k] = pos[d]
-	}
-	tau := make([]float64, ndiag)
-	cnt := make([]float64, ndiag)
-	for k, th := range theta {
-		tau[diagOf[k]] += th
-		cnt[diagOf[k]]++
-	}
-	for j := range tau {
-		tau[j] /= cnt[j]
-	}
-	full := make([]float64, len(theta))
-	gfull := make([]float64, len(theta))
-	expand := func(tau []float64) {
-		for k := range full {
-			full[k] = tau[diagOf[k]]
+		for i := range gb {
+			gb[i] = 0
+		}
+		p.lossGrad(f0, gb)
+		mean := 0.0
+		for k, idx := range p.free {
+			i, d := idx/bw, idx%bw
+			scale[k] = gb[i*bw+bw-1] + gb[(i-d)*bw+bw-1]
+			mean += scale[k]
+		}
+		mean /= float64(len(scale))
+		for k, h := range scale {
+			scale[k] = 1
+			if h > 0 {
+				scale[k] = math.Sqrt(mean / h)
+			}
 		}
 	}
-	fgT := func(tau, gr []float64) float64 {
-		expand(tau)
-		if gr == nil {
-			return fg(full, nil)
+	th := make([]float64, len(theta))
+	fgU := func(u, gr []float64) float64 {
+		for k := range th {
+			th[k] = u[k] * scale[k]
 		}
-		v := fg(full, gfull)
-		for j := range gr {
-			gr[j] = 0
-		}
-		for k, g := range gfull {
-			gr[diagOf[k]] += g
+		v := fg(th, gr)
+		if gr != nil {
+			for k := range gr {
+				gr[k] *= scale[k]
+			}
 		}
 		return v
 	}
-	iters, evals := 0, 0
-	if ndiag < len(theta) {
-		r1, err := minimizeLBFGS(ctx, fgT, tau, opts.Store, opts.MaxIter, opts.RelTol, opts.Progress)
-		if err != nil {
-			return nil, fmt.Errorf("strategy: optimization interrupted: %w", err)
-		}
-		if !math.IsInf(r1.f, 1) {
-			expand(r1.x)
-			copy(theta, full)
-		}
-		iters, evals = r1.iterations, r1.evals
+	u0 := make([]float64, len(theta))
+	for k := range u0 {
+		u0[k] = theta[k] / scale[k]
 	}
-	prog := opts.Progress
-	if prog != nil {
-		prog = func(it int, f float64) { opts.Progress(iters+it, f) }
-	}
-	res, err := minimizeLBFGS(ctx, fg, theta, opts.Store, max(opts.MaxIter-iters, 1), opts.RelTol, prog)
+	res, err := minimizeLBFGS(ctx, fgU, u0, opts.Store, opts.MaxIter, opts.RelTol, opts.Progress)
 	if err != nil {
 		return nil, fmt.Errorf("strategy: optimization interrupted: %w", err)
 	}
-	res.iterations += iters
-	res.evals += evals
+	for k := range res.x {
+		res.x[k] *= scale[k]
+	}
+	// res.gradNorm is that of the rescaled problem.
 	if math.IsInf(res.f, 1) {
 		return nil, errors.New("strategy: L-BFGS start is not positive definite")
 	}

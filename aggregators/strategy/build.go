@@ -82,6 +82,11 @@ type Comparison struct {
 	Err     error
 }
 
+// CompareMultiEpochMaxN is the largest n for which Compare optimizes the
+// multi-epoch MF (dense L-BFGS, O(n³) per evaluation); above it Compare
+// skips it with a note (Build still computes it on request).
+const CompareMultiEpochMaxN = 512
+
 // Compare builds and evaluates every strategy in Names for cfg and returns
 // them best (lowest loss) first; strategies that cannot be built for cfg come
 // last with their error. progress, if not nil, is called before each one.
@@ -91,7 +96,13 @@ func Compare(ctx context.Context, cfg Config, progress func(name string)) []Comp
 		if progress != nil {
 			progress(name)
 		}
-		s, err := Build(ctx, name, cfg)
+		var s Strategy
+		var err error
+		if name == "multi-epoch" && cfg.Workload.N() > CompareMultiEpochMaxN {
+			err = fmt.Errorf("strategy: multi-epoch skipped in the comparison for n > %d (dense optimization; ask for it with -strategy multi-epoch)", CompareMultiEpochMaxN)
+		} else {
+			s, err = Build(ctx, name, cfg)
+		}
 		if err != nil {
 			out = append(out, Comparison{Metrics: Metrics{Strategy: name, N: cfg.Workload.N(), Participation: cfg.Participation.String()}, Err: err})
 			if ctx.Err() != nil {

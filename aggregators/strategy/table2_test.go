@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"testing"
+	"time"
 )
 
 // table2 evaluates the seed 003 Table 2 mechanisms that do not need an
@@ -13,11 +14,16 @@ import (
 func table2(t *testing.T, n, k, b, bands int) (tree, sgd, band [2]Metrics) {
 	t.Helper()
 	w := Prefix(n)
-	f, err := BandMF(context.Background(), w, bands, LBFGSOptions{})
+	t0 := time.Now()
+	f, err := BandMF(context.Background(), w, bands, LBFGSOptions{Progress: func(it int, loss float64) {
+		if n > 1000 && it%50 == 0 {
+			t.Logf("BandMF iteration %d: loss %.8g (%v)", it, loss, time.Since(t0).Round(time.Second))
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("BandMF n=%d bands=%d: %+v", n, bands, f.Status())
+	t.Logf("BandMF n=%d bands=%d: %+v in %v", n, bands, f.Status(), time.Since(t0).Round(time.Millisecond))
 	for i, p := range []Participation{{Kind: KB, K: k, B: b}, {Kind: MinSep, K: k, B: b}} {
 		tree[i] = mustEval(t, NewTree(n, TreeFull), w, p)
 		sgd[i] = mustEval(t, NewIdentity(n), w, p)
