@@ -153,18 +153,15 @@ func reverseCholesky(x []float64, n, bw int) (*bandFactor, bool) {
 func (p *bandProblem) lossGrad(f *bandFactor, g []float64) float64 {
 	n, bw := p.n, p.bw
 	workers := min(runtime.GOMAXPROCS(0), 2)
-	var mu sync.Mutex
+	// Static interleaved partition of the rows and a fixed reduction order:
+	// the result does not depend on scheduling (reproducible optimizations).
 	var wg sync.WaitGroup
-	total := 0.0
-	next := make(chan int, n)
-	for r := n - 1; r >= 0; r-- {
-		next <- r
-	}
-	close(next)
+	totals := make([]float64, workers)
+	grads := make([][]float64, workers)
 	impl := blas64.Implementation()
 	for wk := 0; wk < workers; wk++ {
 		wg.Add(1)
-		go func() {
+		go func(wk int) {
 			defer wg.Done()
 			y := make([]float64, n)
 			z := make([]float64, n)
@@ -173,7 +170,7 @@ func (p *bandProblem) lossGrad(f *bandFactor, g []float64) float64 {
 				lg = make([]float64, n*bw)
 			}
 			loc := 0.0
-			for r := range next {
+			for r := n - 1 - wk; r >= 0; r -= workers {
 				a := p.a[r*n : r*n+r+1]
 				// y C = a, y_j = (a_j − Σ_{d≥1} y_{j+d} C_{j+d,j}) / C_jj.
 				for j := range y {
@@ -209,17 +206,19 @@ func (p *bandProblem) lossGrad(f *bandFactor, g []float64) float64 {
 					lg[i*bw+bw-1] += z[i] * z[i] // diagonal G_ii (for scaling)
 				}
 			}
-			mu.Lock()
-			total += loc
-			if g != nil {
-				for i, v := range lg {
-					g[i] += v
-				}
-			}
-			mu.Unlock()
-		}()
+			totals[wk], grads[wk] = loc, lg
+		}(wk)
 	}
 	wg.Wait()
+	total := 0.0
+	for wk := range totals {
+		total += totals[wk]
+		if g != nil {
+			for i, v := range grads[wk] {
+				g[i] += v
+			}
+		}
+	}
 	return total
 }
 
