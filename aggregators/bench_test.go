@@ -1,0 +1,78 @@
+package aggregators
+
+import (
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"dpfl/aggregators/strategy"
+	"dpfl/sim/rng"
+)
+
+// Per-round noise generation at d = 1,000,000 over an n = 2048-round
+// mechanism: each benchmark op is one round (rounds cycle through the run;
+// the source is rebuilt, outside the timer, when it reaches the end).
+const benchD, benchN = 1_000_000, 2048
+
+func benchSource(b *testing.B, mk func() NoiseSource) {
+	dst := make([]float64, benchD)
+	src := mk()
+	t := 0
+	// Warm up a full band/level so the steady state is measured.
+	for ; t < 128; t++ {
+		src.Next(dst, t)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if t == benchN {
+			b.StopTimer()
+			src, t = mk(), 0
+			b.StartTimer()
+		}
+		if err := src.Next(dst, t); err != nil {
+			b.Fatal(err)
+		}
+		t++
+	}
+	b.ReportMetric(float64(src.Bytes())/(1<<20), "MB-held")
+}
+
+func BenchmarkNoiseIdentity(b *testing.B) {
+	benchSource(b, func() NoiseSource { return NewIdentityNoise(rng.New(1)) })
+}
+
+// bandedFactor is a synthetic 64-band lower-triangular factor (the cost of
+// the recurrence does not depend on the values).
+func bandedFactor(n, bands int) *mat.TriDense {
+	c := mat.NewTriDense(n, mat.Lower, nil)
+	for i := 0; i < n; i++ {
+		c.SetTri(i, i, 1)
+		for j := max(0, i-bands+1); j < i; j++ {
+			c.SetTri(i, j, 0.5/float64(i-j+1))
+		}
+	}
+	return c
+}
+
+func BenchmarkNoiseBandMF64(b *testing.B) {
+	c := bandedFactor(benchN, 64)
+	benchSource(b, func() NoiseSource {
+		s, err := NewBanded(c, 64, rng.New(1), benchD)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}
+
+func benchTree(b *testing.B, est strategy.TreeEstimator, mode Mode) {
+	w, err := NoiseWeights(strategy.NewTree(benchN, est))
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchSource(b, func() NoiseSource { return NewLinear(w, "noise/tree-node", rng.New(1), benchD, mode) })
+}
+
+func BenchmarkNoiseTreeVanillaStore(b *testing.B)      { benchTree(b, strategy.TreeVanilla, Store) }
+func BenchmarkNoiseTreeVanillaRegenerate(b *testing.B) { benchTree(b, strategy.TreeVanilla, Regenerate) }
