@@ -74,5 +74,7 @@ func benchTree(b *testing.B, est strategy.TreeEstimator, mode Mode) {
 	benchSource(b, func() NoiseSource { return NewLinear(w, "noise/tree-node", rng.New(1), benchD, mode) })
 }
 
-func BenchmarkNoiseTreeVanillaStore(b *testing.B)      { benchTree(b, strategy.TreeVanilla, Store) }
-func BenchmarkNoiseTreeVanillaRegenerate(b *testing.B) { benchTree(b, strategy.TreeVanilla, Regenerate) }
+func BenchmarkNoiseTreeVanillaStore(b *testing.B) { benchTree(b, strategy.TreeVanilla, Store) }
+func BenchmarkNoiseTreeVanillaRegenerate(b *testing.B) {
+	benchTree(b, strategy.TreeVanilla, Regenerate)
+}
