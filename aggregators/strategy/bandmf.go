@@ -349,7 +349,7 @@ func (p *bandProblem) solve(ctx context.Context, opts LBFGSOptions) (*Factorizat
 		return nil, errors.New("strategy: L-BFGS start is not positive definite")
 	}
 	st.Iterations, st.Evals, st.GradNorm, st.Converged = res.iterations, res.evals, res.gradNorm, res.converged
-	st.Message = fmt.Sprintf("%s, loss %.10g", res.message, res.f)
+	st.Message = fmt.Sprintf("%s, tr(AᵀA X⁻¹) = %.10g", res.message, res.f)
 	return p.finish(res.x, st)
 }
 

@@ -1,7 +1,11 @@
 package strategy
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/gob"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -63,5 +67,42 @@ func TestCache(t *testing.T) {
 	}
 	if tmp, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(tmp) != 0 {
 		t.Errorf("temporary files left: %v", tmp)
+	}
+}
+
+// A file with a valid checksum but another format version (stale) or another
+// key is ignored.
+func TestCacheStale(t *testing.T) {
+	c := &Cache{Dir: t.TempDir()}
+	ctx := context.Background()
+	w := Prefix(16)
+	f, err := c.Optimal(ctx, w, FixedPointOptions{Gap: 1e-8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := fmt.Sprintf("v%d|optimal|%s|gap=%g|maxiter=%d", cacheFormat, w.Key(), 1e-8, 0)
+	if c.load(key) == nil {
+		t.Fatal("fresh entry not found under its key")
+	}
+	for _, mutate := range []func(e *cacheEntry){
+		func(e *cacheEntry) { e.Version = cacheFormat + 1 },
+		func(e *cacheEntry) { e.Key = "something else" },
+		func(e *cacheEntry) { e.X = e.X[:3] },
+	} {
+		e := cacheEntry{Version: cacheFormat, Key: key, Name: "optimal", N: 16, Bands: 16, Status: f.Status(), X: make([]float64, 16*16)}
+		for i := 0; i < 16; i++ {
+			for d := 0; d <= i; d++ {
+				e.X[i*16+d] = f.Gram().At(i, i-d)
+			}
+		}
+		mutate(&e)
+		var buf bytes.Buffer
+		gob.NewEncoder(&buf).Encode(&e)
+		sum := sha256.Sum256(buf.Bytes())
+		buf.Write(sum[:])
+		os.WriteFile(c.path(key), buf.Bytes(), 0o644)
+		if c.load(key) != nil {
+			t.Errorf("stale or mismatched entry accepted")
+		}
 	}
 }
