@@ -18,5 +18,9 @@
 // drawn from dpfl's RNG (Gorgonia's Dropout seeds from the clock, scales its
 // backward pass wrongly, and EvalMode reaches every machine of a graph).
 //
+// Models with dropout implement Stochastic (masks from the caller's RNG, or
+// from a hash of batch and parameters). Gorgonia multiplies with gonum's
+// pure-Go BLAS unless built with the openblas tag (BLASBackend).
+//
 // Package models imports datasets, gorgonia and the standard library.
 package models
