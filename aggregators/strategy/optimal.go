@@ -157,7 +157,7 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 	st.Evals = st.Iterations
 	st.Message = fmt.Sprintf("primal %.10g, dual bound %.10g", primal, dual)
 	// X_norm = Φ^{-½} Q Λ^½ Qᵀ Φ^{-½} = Yᵀ Y with Y = Λ^¼ Qᵀ Φ^{-½}.
-	x := mat.NewSymDense(n, nil)
+	var x *mat.SymDense
 	if fast { // q holds Qᵀ
 		for k := 0; k < n; k++ {
 			row, yr := q.RawRowView(k), y.RawRowView(k)
@@ -166,7 +166,7 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 				yr[i] = s * qx / math.Sqrt(phi[i])
 			}
 		}
-		x.SymOuterK(1, y.T())
+		x = atb(y, y)
 	} else {
 		for i := 0; i < n; i++ {
 			row, yr := q.RawRowView(i), y.RawRowView(i)
@@ -175,7 +175,7 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 				yr[k] = s * qx * math.Sqrt(math.Sqrt(vals[k]))
 			}
 		}
-		x.SymOuterK(1, y)
+		x = atb(y.T(), y.T())
 	}
 	for i := 0; i < n; i++ {
 		x.SetSym(i, i, 1) // exact by construction up to rounding

@@ -104,10 +104,7 @@ func (w *Workload) allOnes() bool {
 
 // Gram returns AᵀA.
 func (w *Workload) Gram() *mat.SymDense {
-	n := w.N()
-	g := mat.NewSymDense(n, nil)
-	g.SymOuterK(1, w.a.T())
-	return g
+	return atb(w.a, w.a)
 }
 
 // Key identifies the workload in cache keys: its name, n, β and a hash of η.
