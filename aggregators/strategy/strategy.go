@@ -157,8 +157,23 @@ func gramOf(c mat.Matrix) *mat.SymDense { return atb(c, c) }
 // parallel Dgemm: gonum's Dsyrk is serial and about 3x slower at n = 2048.
 func atb(a, b mat.Matrix) *mat.SymDense {
 	_, n := a.Dims()
+	// Dense operands, so that Mul reaches Dgemm (a TriDense would take the
+	// generic element-by-element path).
+	dense := func(m mat.Matrix) *mat.Dense {
+		if d, ok := m.(*mat.Dense); ok {
+			return d
+		}
+		var d mat.Dense
+		d.CloneFrom(m)
+		return &d
+	}
+	ad := dense(a)
+	bd := ad
+	if b != a {
+		bd = dense(b)
+	}
 	var d mat.Dense
-	d.Mul(a.T(), b)
+	d.Mul(ad.T(), bd)
 	x := mat.NewSymDense(n, nil)
 	raw, xr := d.RawMatrix(), x.RawSymmetric()
 	for i := 0; i < n; i++ {
