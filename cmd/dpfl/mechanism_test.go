@@ -145,3 +145,24 @@ func TestMechanismUsage(t *testing.T) {
 		t.Errorf("unwritable cache: exit %d, stderr %q; want 1 and one line", code, errs)
 	}
 }
+
+func TestMechanismMomentumWorkload(t *testing.T) {
+	// NUMBERS.md §D.3: β = 0.9, η ≡ 1, n = 256: identity 2952319.391,
+	// Honaker online 274030.331 (3 decimals).
+	for _, c := range []struct {
+		strategy string
+		loss     float64
+	}{{"identity", 2952319.391}, {"tree-online", 274030.331}} {
+		code, out, errs := runMechanism(t, "-n", "256", "-workload", "momentum", "-momentum", "0.9", "-strategy", c.strategy, "-json", "-cache", "")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if l := got["loss"].(float64); math.Abs(l-c.loss) > 1e-3 || got["workload"] != "momentum" {
+			t.Errorf("%s: loss %.3f workload %v, want %.3f momentum", c.strategy, l, got["workload"], c.loss)
+		}
+	}
+}
