@@ -39,6 +39,15 @@
 // from the b̂-banded factor C by banded substitutions in O(n²b̂) per
 // evaluation, checked against dense oracles.
 //
+// Measured on the 2-core project machine (shared, so ±30%):
+//   - fixed point to relative gap 1e-6, prefix sums: n = 256 / 1024 / 2048 in
+//     0.1–0.3 s / 1.0 s / 5.6 s (9 / 11 / 11 iterations) on the O(n²) path;
+//     the dense path takes 1.1 s / 140 s / ≈15 min (estimated) with gonum
+//     EigenSym and 0.1 s / 5.9 s / 25 s with dsyevd (-tags lapack). The numpy
+//     yardstick (eigh ≈ 2 s × ≈37 plain iterations at n = 2048) is ≈ 75 s.
+//   - BandMF, n = 2052, 342 bands: 309 s, 429 L-BFGS iterations, 875
+//     evaluations (within 1e-8 of the final loss after ≈ 300 iterations).
+//
 // Cache: Cache stores optimized strategies under a key of every parameter
 // that changes them (kind, workload with n, β and η, bands or b, optimizer
 // tolerances, format version); atomic writes (temporary file + rename),
