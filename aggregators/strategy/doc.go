@@ -10,8 +10,8 @@
 // optimal dense factorization for single participation (fixed point of
 // Denisov et al. 2022 with its dual certificate), multi-epoch optimal MF under
 // (k,b)-participation (equal column norms, columns of one participation pattern
-// orthogonal), BandMF (Choquette-Choo et al. 2023, Problem 2, L-BFGS from
-// gonum/optimize) and ν-DP-FTRL (closed-form Toeplitz coefficients).
+// orthogonal), BandMF (Choquette-Choo et al. 2023, Problem 2, L-BFGS) and
+// ν-DP-FTRL (closed-form Toeplitz coefficients).
 //
 // Conventions: n is the number of rounds, indices are 0-based, σ = 1 and the
 // clip norm is 1 in every error figure; Loss = sens²·‖B‖²_F, RMSE =
