@@ -98,3 +98,31 @@ func TestOptimalFastMatchesDense(t *testing.T) {
 		t.Errorf("loss fast %v vs dense %v (tolerance 1e-12 relative)", lf, ld)
 	}
 }
+
+// Orthogonality of the twisted-factorization eigenvectors at n = 1024 with a
+// smooth v like the fixed point's (tolerance 1e-9 on ‖QQᵀ − I‖∞; measured
+// ≈ 6e-11 at n = 2048). The dual certificate inherits this accuracy.
+func TestEigBidiagOrthogonalityN1024(t *testing.T) {
+	n := 1024
+	bd, bs, _ := Prefix(n).bidiagInverse()
+	v := func(i int) float64 { return 1 + 0.5*math.Sin(3*float64(i)/float64(n)) }
+	for i := range bd {
+		bd[i] /= math.Sqrt(v(i))
+		if i < n-1 {
+			bs[i] /= math.Sqrt(v(i + 1))
+		}
+	}
+	vals := make([]float64, n)
+	q := mat.NewDense(n, n, nil)
+	if err := eigBidiag(vals, q, bd, bs); err != nil {
+		t.Fatal(err)
+	}
+	var qq mat.Dense
+	qq.Mul(q, q.T())
+	for i := 0; i < n; i++ {
+		qq.Set(i, i, qq.At(i, i)-1)
+	}
+	if e := mat.Norm(&qq, math.Inf(1)); e > 1e-9 {
+		t.Errorf("‖QQᵀ − I‖∞ = %g > 1e-9", e)
+	}
+}
