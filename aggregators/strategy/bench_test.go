@@ -10,7 +10,7 @@ import (
 
 func longOnly(b testing.TB, what string) {
 	if os.Getenv("DPFL_LONG") != "1" {
-		b.Skip(what + " is long; set DPFL_LONG=1 to run it")
+		b.Skip(what + " is long; set DPFL_LONG=1 to run it (BandMF n=2052 needs -timeout 30m)")
 	}
 }
 
