@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -57,10 +56,6 @@ type accountResult struct {
 // otherwise it answers a question about a (sampled) Gaussian mechanism.
 func cmdAccount(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("account", flag.ContinueOnError)
-	// Parse errors are reported on one line below; the flag package's own
-	// messages and usage dump are discarded.
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
 	var (
 		mechanism   = fs.String("mechanism", "", "gaussian or sampled-gaussian (default gaussian, or sampled-gaussian when -q is set)")
 		sigma       = fs.Float64("sigma", 0, "noise standard deviation in units of the clip norm (or give -epsilon)")
@@ -74,26 +69,9 @@ func cmdAccount(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		tol         = fs.Float64("tol", 1e-6, "relative tolerance of the sigma calibration")
 		asJSON      = fs.Bool("json", false, "print one JSON object")
 	)
-	// Parse flags and positional arguments in any order.
-	var pos []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(stderr, accountUsage)
-				fs.SetOutput(stderr)
-				fs.PrintDefaults()
-				return exitOK
-			}
-			fmt.Fprintf(stderr, "dpfl account: %v (see dpfl account -h)\n", err)
-			return exitUsage
-		}
-		rest = fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		pos = append(pos, rest[0])
-		rest = rest[1:]
+	pos, code, ok := parseInterleaved(fs, args, accountUsage, stderr)
+	if !ok {
+		return code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

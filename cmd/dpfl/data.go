@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -53,8 +52,6 @@ type dataStats struct {
 // cmdData prints partition statistics and writes a histogram plot (issue 7).
 func cmdData(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("data", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
 	var (
 		partition  = fs.String("partition", datasets.Writer, "mnist: writer, iid or dirichlet")
 		clients    = fs.Int("clients", 0, "mnist: population size (iid/dirichlet: default 100; writer: 0 = every writer)")
@@ -70,23 +67,9 @@ func cmdData(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		minTokens  = fs.Int("min-tokens", 100, "text: drop users with fewer training tokens")
 		plotPath   = fs.String("plot", "", "histogram PNG to write (default data-DATASET.png; \"none\" to skip)")
 	)
-	var pos []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(stderr, dataUsage)
-				fs.SetOutput(stderr)
-				fs.PrintDefaults()
-				return exitOK
-			}
-			fmt.Fprintf(stderr, "dpfl data: %s (see dpfl data -h)\n", oneLine(err))
-			return exitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos, rest = append(pos, fs.Arg(0)), fs.Args()[1:]
+	pos, code, ok := parseInterleaved(fs, args, dataUsage, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "dpfl data: want one DATASET (mnist, debian or text), got %d arguments (see dpfl data -h)\n", len(pos))

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -72,8 +71,6 @@ func finitePtr(x float64) *float64 {
 // cmdMechanism compares noise strategies offline (issue 4).
 func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mechanism", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
 	defCache := ""
 	if d, err := os.UserCacheDir(); err == nil {
 		defCache = filepath.Join(d, "dpfl", "strategies")
@@ -92,22 +89,16 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		cacheDir = fs.String("cache", defCache, "directory of the optimized-strategy cache (empty: no cache)")
 		asJSON   = fs.Bool("json", false, "print JSON (one object with -strategy, else an array best first)")
 	)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, mechanismUsage)
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "dpfl mechanism: %v (see dpfl mechanism -h)\n", err)
-		return exitUsage
+	pos, code, ok := parseInterleaved(fs, args, mechanismUsage, stderr)
+	if !ok {
+		return code
 	}
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "dpfl mechanism: "+format+"\n", a...)
 		return exitUsage
 	}
-	if fs.NArg() > 0 {
-		return usageErr("unexpected argument %q", fs.Arg(0))
+	if len(pos) > 0 {
+		return usageErr("unexpected argument %q", pos[0])
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
