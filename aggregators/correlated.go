@@ -52,3 +52,12 @@ func (a *Correlated) Aggregate(dst []float32, round int, deltas iter.Seq[[]float
 	}
 	return rep, nil
 }
+
+// Seek prepares the aggregator to resume at round t (see NoiseSource.Seek):
+// its noise from round t on is bit-identical to an uninterrupted run's.
+func (a *Correlated) Seek(t int) error {
+	if a.Noise == nil {
+		return fmt.Errorf("aggregators: correlated aggregator without a noise source")
+	}
+	return a.Noise.Seek(t)
+}

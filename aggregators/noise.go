@@ -16,6 +16,11 @@ import (
 // what was generated before.
 type NoiseSource interface {
 	Next(dst []float64, t int) error
+	// Seek prepares the source to resume at round t (0 ≤ t ≤ rounds): after
+	// Seek(t), Next(dst, t), Next(dst, t+1), … return bit-identically what an
+	// uninterrupted run returns for those rounds, whatever the source did
+	// before. Seek(0) restarts the source.
+	Seek(t int) error
 	// Bytes reports the memory the source holds between rounds.
 	Bytes() int64
 }
@@ -50,6 +55,14 @@ func NewIdentityNoise(root rng.Root) *IdentityNoise {
 
 // Next implements NoiseSource.
 func (s *IdentityNoise) Next(dst []float64, t int) error { s.l.fill(dst, t); return nil }
+
+// Seek implements NoiseSource: independent noise has no state.
+func (s *IdentityNoise) Seek(t int) error {
+	if t < 0 {
+		return fmt.Errorf("aggregators: seek to round %d", t)
+	}
+	return nil
+}
 
 // Bytes implements NoiseSource.
 func (s *IdentityNoise) Bytes() int64 { return 0 }
@@ -204,6 +217,24 @@ func (s *Linear) Next(dst []float64, t int) error {
 	return nil
 }
 
+// Seek implements NoiseSource. Regenerate mode keeps no state. Store mode
+// releases the latents it holds; those that rounds ≥ t share with earlier
+// rounds are redrawn from their streams when first needed again, so they are
+// the same vectors and the noise is bit-identical.
+func (s *Linear) Seek(t int) error {
+	if t < 0 || t > len(s.rows) {
+		return fmt.Errorf("aggregators: seek to round %d of a %d-round mechanism", t, len(s.rows))
+	}
+	if s.mode == Store {
+		for j, z := range s.live {
+			s.free = append(s.free, z)
+			delete(s.live, j)
+		}
+		s.next = t
+	}
+	return nil
+}
+
 // Bytes implements NoiseSource: the latents held now (Store) or the scratch
 // vector (Regenerate).
 func (s *Linear) Bytes() int64 {
@@ -276,6 +307,27 @@ func (s *Banded) Next(dst []float64, t int) error {
 		copy(s.hist[t%(s.b-1)], dst)
 	}
 	s.next++
+	return nil
+}
+
+// Seek implements NoiseSource by replaying the recurrence over rounds
+// 0..t−1 (O(t·b·d) once): each output depends on all earlier ones, and
+// replaying performs the same operations in the same order, so the history
+// and the following rounds are bit-identical to an uninterrupted run.
+func (s *Banded) Seek(t int) error {
+	if n, _ := s.c.Dims(); t < 0 || t > n {
+		return fmt.Errorf("aggregators: seek to round %d of a %d-round mechanism", t, n)
+	}
+	s.next = 0
+	if t == 0 {
+		return nil
+	}
+	buf := make([]float64, s.d)
+	for r := 0; r < t; r++ {
+		if err := s.Next(buf, r); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -41,6 +41,18 @@ func (s *ServerSGD) Step(theta, u []float32) {
 	}
 }
 
-// MomentumState returns the momentum buffer (nil before the first step), for
-// checkpoints.
+// MomentumState returns the momentum buffer (nil before the first step and
+// without momentum), for checkpoints. It is the live buffer: copy it before
+// the next Step if it must be kept.
 func (s *ServerSGD) MomentumState() []float64 { return s.mom }
+
+// SetMomentumState restores a momentum buffer saved by MomentumState (for
+// resuming from a checkpoint): the values are copied; nil or empty resets
+// the momentum to zero.
+func (s *ServerSGD) SetMomentumState(m []float64) {
+	if len(m) == 0 {
+		s.mom = nil
+		return
+	}
+	s.mom = append(s.mom[:0:0], m...)
+}
