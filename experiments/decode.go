@@ -111,18 +111,27 @@ func Decode(data []byte, file string, dst any) (*Source, error) {
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return src, Problem{File: file, Msg: "empty configuration"}
 	}
-	root := doc.Content[0]
+	return src, decodeNode(doc.Content[0], src, dst)
+}
+
+// decodeNode strictly decodes the mapping root into dst, recording key
+// lines in src.
+func decodeNode(root *yaml.Node, src *Source, dst any) error {
 	var problems []error
 	walk(root, reflect.TypeOf(dst).Elem(), "", src, &problems)
 	if len(problems) > 0 {
-		return src, errors.Join(problems...)
+		return errors.Join(problems...)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(dst); err != nil { // should not happen after walk
-		return src, Problem{File: file, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	b, err := yaml.Marshal(root)
+	if err == nil {
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		err = dec.Decode(dst)
 	}
-	return src, nil
+	if err != nil { // should not happen after walk
+		return Problem{File: src.File, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	return nil
 }
 
 // walk checks node n against type t, recording key lines and problems.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -33,6 +34,17 @@ type Options struct {
 	OutDir   string    // parent folder of the run folder
 	Workers  int       // client-training goroutines (default 1)
 	Progress io.Writer // where the progress bar goes (nil: no bar)
+	// CheckpointEvery saves the run's state every this many rounds (0: at
+	// every evaluation; negative: never). A cancelled run also saves the
+	// state after its last completed round. A rerun resumes from the
+	// checkpoint with identical results.
+	CheckpointEvery int
+	// AfterRound, if not nil, is called after every round with the count of
+	// rounds done and the latest test accuracy (for progress displays).
+	AfterRound func(round int, acc float64)
+	// Log receives one-line notices (a resumed or discarded checkpoint);
+	// nil: none.
+	Log io.Writer
 }
 
 // Outcome is a finished run.
@@ -309,8 +321,51 @@ func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 		return nil, err
 	}
 	metrics := results.NewMetrics(filepath.Join(dir, "metrics.csv"))
+	ckptPath := filepath.Join(dir, CheckpointFile)
+	var prevWall float64
+	if ck := loadCheckpoint(ckptPath, id, opts.Log); ck != nil {
+		rows, err := results.ReadMetrics(filepath.Join(dir, "metrics.csv"))
+		if err != nil {
+			logf(opts.Log, "%s: checkpoint ignored, metrics.csv unreadable (%v): starting over", dir, err)
+		} else {
+			var keep []results.MetricsRow
+			for _, r := range rows {
+				if r.Round <= ck.Round {
+					keep = append(keep, r)
+				}
+			}
+			metrics.Keep(keep)
+			spec.Resume = &sim.State{Round: ck.Round, Params: ck.Params, Momentum: ck.Momentum, FinalLoss: ck.FinalLoss, FinalAcc: ck.FinalAcc, BestAcc: ck.BestAcc}
+			prevWall = ck.WallSeconds
+			logf(opts.Log, "%s: resuming after round %d of %d", dir, ck.Round, cfg.Rounds)
+		}
+	}
+	if spec.Resume == nil {
+		metrics.Keep(nil)
+		if err := metrics.Flush(); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	if opts.CheckpointEvery >= 0 {
+		spec.CheckpointEvery = opts.CheckpointEvery
+		if spec.CheckpointEvery == 0 {
+			spec.CheckpointEvery = cfg.Eval.Every
+		}
+		spec.Checkpoint = func(st sim.State) error {
+			return results.WriteCheckpoint(ckptPath, &results.Checkpoint{RunID: id, Round: st.Round, Params: st.Params, Momentum: st.Momentum,
+				FinalLoss: st.FinalLoss, FinalAcc: st.FinalAcc, BestAcc: st.BestAcc, WallSeconds: prevWall + time.Since(start).Seconds()})
+		}
+	}
 	bar := newBar(opts.Progress, cfg.Rounds)
+	if bar != nil && spec.Resume != nil {
+		bar.Add(spec.Resume.Round)
+	}
 	var hookErr error
+	var lastAcc float64
+	if spec.Resume != nil {
+		lastAcc = spec.Resume.FinalAcc
+	}
 	onRound := func(r sim.Round) {
 		if r.Evaluated {
 			eps, err := acc.EpsilonThrough(r.Round-1, cfg.Privacy.Delta)
@@ -329,8 +384,13 @@ func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 		if bar != nil {
 			bar.Add(1)
 		}
+		if r.Evaluated {
+			lastAcc = r.TestAcc
+		}
+		if opts.AfterRound != nil {
+			opts.AfterRound(r.Round, lastAcc)
+		}
 	}
-	start := time.Now()
 	sum, runErr := sim.Run(ctx, spec, onRound)
 	if bar != nil {
 		bar.Finish()
@@ -348,7 +408,10 @@ func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 	out := p.Summary()
 	out.RunID, out.Status, out.Rounds = id, status, sum.Rounds
 	out.FinalAccuracy, out.BestAccuracy, out.FinalTestLoss = sum.FinalAcc, sum.BestAcc, sum.FinalLoss
-	out.WallSeconds, out.Workers = time.Since(start).Seconds(), spec.Workers
+	out.WallSeconds, out.Workers = prevWall+time.Since(start).Seconds(), spec.Workers
+	if spec.Resume != nil {
+		out.ResumedFrom = spec.Resume.Round
+	}
 	if acc.Private {
 		e := acc.Final.Epsilon
 		out.Epsilon, out.EpsilonMethod = &e, acc.Final.Method
@@ -361,7 +424,37 @@ func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 	if err := results.WriteJSON(filepath.Join(dir, "summary.json"), out); err != nil {
 		return nil, err
 	}
+	if err := os.Remove(ckptPath); err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("experiments: %w", err)
+	}
 	return &Outcome{Dir: dir, Summary: out}, nil
+}
+
+// CheckpointFile is the name of a run's checkpoint in its folder; it exists
+// only while the run is unfinished.
+const CheckpointFile = "checkpoint.bin"
+
+// loadCheckpoint returns the run's checkpoint, or nil when there is none or
+// it cannot be used (said on log).
+func loadCheckpoint(path, id string, log io.Writer) *results.Checkpoint {
+	ck, err := results.ReadCheckpoint(path)
+	switch {
+	case os.IsNotExist(err):
+		return nil
+	case err != nil:
+		logf(log, "%v: starting the run over", err)
+		return nil
+	case ck.RunID != id:
+		logf(log, "%s belongs to run %s, not %s: starting over", path, ck.RunID, id)
+		return nil
+	}
+	return ck
+}
+
+func logf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
 }
 
 func formatEps(e float64) string {

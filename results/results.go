@@ -86,6 +86,10 @@ type Metrics struct {
 // NewMetrics returns a metrics table that writes to path.
 func NewMetrics(path string) *Metrics { return &Metrics{path: path} }
 
+// Keep replaces the rows with rows (for a resumed run: the rows of the
+// rounds its checkpoint covers).
+func (m *Metrics) Keep(rows []MetricsRow) { m.rows = append(m.rows[:0], rows...) }
+
 // Add appends a row.
 func (m *Metrics) Add(r MetricsRow) { m.rows = append(m.rows, r) }
 
@@ -133,6 +137,7 @@ type Summary struct {
 	MeanFill        float64  `json:"mean_cohort_fill"`   // mean of cohort / target over rounds
 	MinSeparation   int      `json:"min_separation"`     // smallest gap between two participations of a client (0: none repeated)
 	WallSeconds     float64  `json:"wall_seconds"`
+	ResumedFrom     int      `json:"resumed_from_round,omitempty"` // the checkpoint round a resumed run continued from
 	Workers         int      `json:"workers"`
 }
 
@@ -147,4 +152,40 @@ func ReadSummary(path string) (*Summary, error) {
 		return nil, fmt.Errorf("results: %s: %w", path, err)
 	}
 	return &s, nil
+}
+
+// ReadMetrics reads the rows of a metrics.csv written by Metrics.
+func ReadMetrics(path string) ([]MetricsRow, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("results: %s: %w", path, err)
+	}
+	if len(recs) == 0 || len(recs[0]) < len(MetricsHeader) || recs[0][0] != MetricsHeader[0] {
+		return nil, fmt.Errorf("results: %s: not a metrics table", path)
+	}
+	rows := make([]MetricsRow, 0, len(recs)-1)
+	for i, rec := range recs[1:] {
+		var r MetricsRow
+		var errs [8]error
+		r.Round, errs[0] = strconv.Atoi(rec[0])
+		r.TrainLoss, errs[1] = strconv.ParseFloat(rec[1], 64)
+		r.TestLoss, errs[2] = strconv.ParseFloat(rec[2], 64)
+		r.TestAccuracy, errs[3] = strconv.ParseFloat(rec[3], 64)
+		r.Epsilon, errs[4] = strconv.ParseFloat(rec[4], 64)
+		r.Cohort, errs[5] = strconv.Atoi(rec[5])
+		r.ClipFraction, errs[6] = strconv.ParseFloat(rec[6], 64)
+		r.NoiseNorm, errs[7] = strconv.ParseFloat(rec[7], 64)
+		for _, e := range errs {
+			if e != nil {
+				return nil, fmt.Errorf("results: %s line %d: %w", path, i+2, e)
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
 }

@@ -42,6 +42,35 @@ type Spec struct {
 	EvalBatch  int // rows per evaluation batch (default 500)
 	Workers    int // goroutines training clients (default 1)
 	Root       rng.Root
+
+	// Resume, if not nil, continues a run from a checkpointed state instead
+	// of round 0; the aggregator must then be a Seeker. A resumed run's
+	// rounds are bit-identical to an uninterrupted run's.
+	Resume *State
+	// Checkpoint, if not nil, is called with the state after every
+	// CheckpointEvery-th round (0: never periodically) and, when the context
+	// is cancelled, with the state after the last completed round. The
+	// State's slices belong to the loop: Checkpoint must copy or write them
+	// before returning.
+	Checkpoint      func(State) error
+	CheckpointEvery int
+}
+
+// State is the loop's state after a completed round: everything a run needs
+// to continue (the schedule, data and random streams are fixed by the seed).
+type State struct {
+	Round     int       // rounds completed
+	Params    []float32 // global model
+	Momentum  []float64 // server momentum buffer (nil: none)
+	FinalLoss float64   // last evaluation so far
+	FinalAcc  float64
+	BestAcc   float64
+}
+
+// Seeker is an aggregator that can continue at round t (noise regenerated
+// from the seed).
+type Seeker interface {
+	Seek(t int) error
 }
 
 // Round is what the loop reports after each round.
@@ -101,12 +130,57 @@ func Run(ctx context.Context, s Spec, onRound func(Round)) (Summary, error) {
 	evals[0].Init(s.Root.Stream("init"))
 	copy(theta, evals[0].Params())
 	update := make([]float32, len(theta))
-	pool := newPool(s.Workers, len(theta))
 
 	var sum Summary
-	for t, cohort := range s.Schedule.Rounds {
-		if err := ctx.Err(); err != nil {
+	first := 0
+	if st := s.Resume; st != nil {
+		if len(st.Params) != len(theta) {
+			return sum, fmt.Errorf("sim: checkpoint has %d parameters, the model has %d", len(st.Params), len(theta))
+		}
+		if st.Round < 0 || st.Round > len(s.Schedule.Rounds) {
+			return sum, fmt.Errorf("sim: checkpoint after round %d of a %d-round schedule", st.Round, len(s.Schedule.Rounds))
+		}
+		if st.Momentum != nil && len(st.Momentum) != len(theta) {
+			return sum, fmt.Errorf("sim: checkpoint has a momentum buffer of %d values for %d parameters", len(st.Momentum), len(theta))
+		}
+		sk, ok := s.Aggregator.(Seeker)
+		if !ok {
+			return sum, fmt.Errorf("sim: aggregator %T cannot resume mid-run", s.Aggregator)
+		}
+		if err := sk.Seek(st.Round); err != nil {
 			return sum, err
+		}
+		copy(theta, st.Params)
+		s.Server.SetMomentumState(st.Momentum)
+		first = st.Round
+		sum.Rounds, sum.FinalLoss, sum.FinalAcc, sum.BestAcc = st.Round, st.FinalLoss, st.FinalAcc, st.BestAcc
+	}
+	pool := newPool(s.Workers, len(theta))
+	saved := first // rounds covered by the last checkpoint (or the resume point)
+	checkpoint := func() error {
+		if s.Checkpoint == nil || sum.Rounds == saved {
+			return nil
+		}
+		st := State{Round: sum.Rounds, Params: theta, FinalLoss: sum.FinalLoss, FinalAcc: sum.FinalAcc, BestAcc: sum.BestAcc}
+		st.Momentum = s.Server.MomentumState()
+		saved = sum.Rounds
+		return s.Checkpoint(st)
+	}
+	// stop ends the run on an error, saving the progress when the context
+	// was cancelled.
+	stop := func(err error) (Summary, error) {
+		if ctx.Err() != nil {
+			if cerr := checkpoint(); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
+		}
+		return sum, err
+	}
+
+	for t := first; t < len(s.Schedule.Rounds); t++ {
+		cohort := s.Schedule.Rounds[t]
+		if err := ctx.Err(); err != nil {
+			return stop(err)
 		}
 		rd := Round{Round: t + 1, Cohort: len(cohort)}
 		var lossSum float64
@@ -124,13 +198,13 @@ func Run(ctx context.Context, s Spec, onRound func(Round)) (Summary, error) {
 		}, func(err error) { trainErr = err }, func(loss float64) { lossSum += loss })
 		rep, err := s.Aggregator.Aggregate(update, t, deltas)
 		if err != nil {
-			return sum, err
+			return stop(err)
 		}
 		if trainErr != nil {
-			return sum, trainErr
+			return stop(trainErr)
 		}
 		if err := ctx.Err(); err != nil {
-			return sum, err
+			return stop(err)
 		}
 		s.Server.Step(theta, update)
 		if !finite(theta) {
@@ -143,6 +217,8 @@ func Run(ctx context.Context, s Spec, onRound func(Round)) (Summary, error) {
 		if (t+1)%s.EvalEvery == 0 || t+1 == len(s.Schedule.Rounds) {
 			loss, acc, err := evaluate(ctx, evals, theta, test, s.EvalBatch)
 			if err != nil {
+				// The update is applied but not evaluated: the round is
+				// redone after a resume.
 				return sum, err
 			}
 			rd.Evaluated, rd.TestLoss, rd.TestAcc = true, loss, acc
@@ -152,6 +228,11 @@ func Run(ctx context.Context, s Spec, onRound func(Round)) (Summary, error) {
 		sum.Rounds = t + 1
 		if onRound != nil {
 			onRound(rd)
+		}
+		if s.CheckpointEvery > 0 && sum.Rounds%s.CheckpointEvery == 0 && sum.Rounds < len(s.Schedule.Rounds) {
+			if err := checkpoint(); err != nil {
+				return sum, err
+			}
 		}
 	}
 	sum.Params = theta
