@@ -189,3 +189,63 @@ func ReadMetrics(path string) ([]MetricsRow, error) {
 	}
 	return rows, nil
 }
+
+// WriteCSV writes a header and rows as CSV, atomically.
+func WriteCSV(path string, header []string, rows [][]string) error {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write(header)
+	w.WriteAll(rows)
+	if err := w.Error(); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return WriteFileAtomic(path, buf.Bytes())
+}
+
+// Table is a CSV file read by column name.
+type Table struct {
+	Header []string
+	Rows   [][]string
+	col    map[string]int
+}
+
+// ReadTable reads a CSV file with a header line.
+func ReadTable(path string) (*Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("results: %s: %w", path, err)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("results: %s: empty table", path)
+	}
+	t := &Table{Header: recs[0], Rows: recs[1:], col: map[string]int{}}
+	for i, h := range t.Header {
+		t.col[h] = i
+	}
+	return t, nil
+}
+
+// Has reports whether the table has the column.
+func (t *Table) Has(col string) bool { _, ok := t.col[col]; return ok }
+
+// Get returns row i's value in col ("" if the column is absent).
+func (t *Table) Get(i int, col string) string {
+	j, ok := t.col[col]
+	if !ok || j >= len(t.Rows[i]) {
+		return ""
+	}
+	return t.Rows[i][j]
+}
+
+// IndexFixedColumns are the fixed columns of a grid's index.csv, one row per
+// point; the grid's varied dotted paths (privacy.epsilon, server.lr, ...)
+// follow them. status is complete, diverged, interrupted, failed or pending;
+// epsilon is the accounted epsilon ("inf" without noise).
+var IndexFixedColumns = []string{"run_id", "dir", "status", "aggregator", "participation", "seed",
+	"epsilon", "delta", "noise_multiplier", "sensitivity", "final_accuracy", "best_accuracy",
+	"final_test_loss", "rounds", "wall_seconds"}

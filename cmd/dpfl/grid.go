@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"dpfl/experiments"
+	"dpfl/results"
+	"dpfl/results/figures"
+)
+
+const gridUsage = `Usage:
+  dpfl grid [flags] GRID.yaml
+
+Runs every point of an experiment grid (a run configuration plus grid: and
+zip: keys; see experiments/README.md) into -out, one run folder per point,
+then writes index.csv (one row per point), accuracy_vs_epsilon.png,
+accuracy_vs_round.png, best.csv and report.html there.
+
+Resumes by default: finished points are skipped and interrupted ones continue
+from their checkpoints with identical results. Ctrl-C saves the running
+points' progress. -shard i/n runs a deterministic 1/n of the points (0-based
+i, as $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX), so shards writing to one
+shared -out folder together make the whole grid.
+
+Flags:
+`
+
+// cmdGrid runs an experiment grid.
+func cmdGrid(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("grid", flag.ContinueOnError)
+	out := fs.String("out", "", "grid `DIR` (default results/grids/NAME, NAME the grid's name)")
+	parallel := fs.Int("parallel", 0, "points run at once (default: the number of CPUs, at most the points left)")
+	workers := fs.Int("workers", 1, "client-training goroutines per point")
+	shard := fs.String("shard", "", "run shard `i/n` of the points (0 <= i < n)")
+	dry := fs.Bool("dry-run", false, "list the points with their calibrated sigma and epsilon and the mechanisms to optimize; train nothing")
+	quiet := fs.Bool("quiet", false, "no progress display")
+	ckpt := fs.Int("checkpoint-every", 0, "save each run's state every `N` rounds (0: at every evaluation)")
+	files, code, ok := parseInterleaved(fs, args, gridUsage, stderr)
+	if !ok {
+		return code
+	}
+	if len(files) != 1 {
+		fmt.Fprintln(stderr, "dpfl grid: want exactly one GRID.yaml argument")
+		return exitUsage
+	}
+	if *workers < 1 || *parallel < 0 {
+		fmt.Fprintln(stderr, "dpfl grid: -workers must be at least 1 and -parallel non-negative")
+		return exitUsage
+	}
+	si, sn := 0, 1
+	if *shard != "" {
+		var err error
+		if si, sn, err = experiments.ParseShard(*shard); err != nil {
+			fmt.Fprintf(stderr, "dpfl grid: -shard: %v\n", err)
+			return exitUsage
+		}
+	}
+	g, err := experiments.LoadGrid(files[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "dpfl grid: invalid grid:\n%v\n", err)
+		return exitFailure
+	}
+	if *out == "" {
+		*out = filepath.Join("results", "grids", g.Name)
+	}
+	points, _ := g.Shard(si, sn)
+	if *dry {
+		return gridDryRun(g, points, *out, stdout, stderr)
+	}
+	left := 0
+	for _, p := range points {
+		if _, ok := experiments.Finished(*out, p); !ok {
+			left++
+		}
+	}
+	if *parallel == 0 {
+		*parallel = max(1, min(runtime.NumCPU()/(*workers), left))
+	}
+	fmt.Fprintf(stdout, "grid %s: %d points (%d in this shard, %d to run), %d at once, into %s\n", g.Name, len(g.Points), len(points), left, *parallel, *out)
+	opts := experiments.GridOptions{OutDir: *out, Parallel: *parallel, Workers: *workers, Shard: si, Shards: sn, CheckpointEvery: *ckpt}
+	var disp *gridDisplay
+	if !*quiet {
+		disp = newGridDisplay(stderr, g, points, *out)
+		opts.Events, opts.Log = disp, disp
+	}
+	res, runErr := experiments.RunGrid(ctx, g, opts)
+	if disp != nil {
+		disp.finish()
+	}
+	if res == nil {
+		fmt.Fprintf(stderr, "dpfl grid: %v\n", oneLine(runErr))
+		return exitFailure
+	}
+	fmt.Fprintf(stdout, "ran %d, skipped %d finished, %d failed; index: %s\n", res.Ran, res.Skipped, res.Failed, res.Index)
+	if paths, err := figures.Write(*out, figures.Options{}); err != nil {
+		fmt.Fprintf(stderr, "dpfl grid: no figures: %v\n", oneLine(err))
+	} else {
+		fmt.Fprintf(stdout, "figures: %s\n", strings.Join(paths, " "))
+	}
+	switch {
+	case errors.Is(runErr, context.Canceled):
+		fmt.Fprintln(stderr, "dpfl grid: interrupted; rerun the same command to resume")
+		return exitFailure
+	case runErr != nil:
+		fmt.Fprintf(stderr, "dpfl grid: %v\n", runErr)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// gridDryRun prints the points with their calibrated privacy, and the
+// mechanisms that training would optimize.
+func gridDryRun(g *experiments.Grid, points []experiments.Point, out string, stdout, stderr io.Writer) int {
+	fmt.Fprintf(stdout, "grid %s: %d points, %d in this shard (output %s)\n", g.Name, len(g.Points), len(points), out)
+	fmt.Fprintf(stdout, "%4s  %-10s  %-8s  %-9s  %-10s  %-9s  %s\n", "#", "run", "status", "sigma", "epsilon", "sens", strings.Join(g.Varied, "  "))
+	mechs := map[string]bool{}
+	var mechList []string
+	failed := 0
+	for _, p := range points {
+		status := "todo"
+		if _, ok := experiments.Finished(out, p); ok {
+			status = "done"
+		}
+		plan, err := experiments.NewAccount(p.Config, filepath.Dir(g.File))
+		if err != nil {
+			failed++
+			fmt.Fprintf(stdout, "%4d  %-10s  %-8s  error: %s\n", p.Index+1, p.ID, status, oneLine(err))
+			continue
+		}
+		a := plan.Privacy
+		eps, sigma := "inf", "0"
+		if a.Private {
+			eps, sigma = fmt.Sprintf("%.4g", a.Final.Epsilon), fmt.Sprintf("%.5g", a.Sigma)
+		}
+		fmt.Fprintf(stdout, "%4d  %-10s  %-8s  %-9s  %-10s  %-9.4g  %s\n", p.Index+1, p.ID, status, sigma, eps, a.Sensitivity, strings.Join(p.Values, "  "))
+		if plan.Strategy != nil {
+			m := fmt.Sprintf("%s n=%d for %s: sensitivity %.4g", plan.Strategy.Name(), p.Config.Rounds, plan.StrategyPart, plan.StrategySens.Value)
+			if !mechs[m] {
+				mechs[m] = true
+				mechList = append(mechList, m)
+			}
+		}
+	}
+	if len(mechList) > 0 {
+		slices.Sort(mechList)
+		fmt.Fprintln(stdout, "mechanisms (optimized once, then read from the strategy cache):")
+		for _, m := range mechList {
+			fmt.Fprintln(stdout, "  "+m)
+		}
+	}
+	if failed > 0 {
+		fmt.Fprintf(stderr, "dpfl grid: %d points cannot be planned\n", failed)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// gridDisplay shows a grid-level bar (points done of total, ETA) above one
+// bar per running point. On a terminal it redraws in place; otherwise it
+// prints one line per started and finished point.
+type gridDisplay struct {
+	w       io.Writer
+	tty     bool
+	g       *experiments.Grid
+	total   int // points in the shard
+	done    int
+	rounds  int // rounds of the points still to run, in total
+	trained int // rounds trained by this invocation
+	start   time.Time
+	running []*runLine
+	drawn   int // lines drawn last time
+	last    time.Time
+	notices []string
+}
+
+type runLine struct {
+	p      experiments.Point
+	round  int
+	acc    float64
+	start  time.Time
+	first  int // round the point started (or resumed) at
+	rounds int
+}
+
+func newGridDisplay(w io.Writer, g *experiments.Grid, points []experiments.Point, out string) *gridDisplay {
+	d := &gridDisplay{w: w, g: g, total: len(points), start: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb" {
+			d.tty = true
+		}
+	}
+	for _, p := range points {
+		if _, ok := experiments.Finished(out, p); ok {
+			d.done++
+		} else {
+			d.rounds += p.Config.Rounds
+		}
+	}
+	return d
+}
+
+// Write receives the grid's one-line notices.
+func (d *gridDisplay) Write(b []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		d.notices = append(d.notices, l)
+	}
+	d.draw(true)
+	return len(b), nil
+}
+
+// Start implements experiments.GridEvents.
+func (d *gridDisplay) Start(p experiments.Point) {
+	d.running = append(d.running, &runLine{p: p, start: time.Now(), rounds: p.Config.Rounds, first: -1})
+	if !d.tty {
+		fmt.Fprintf(d.w, "start  %s  %s\n", p.ID, p.Label(d.g.Varied))
+	}
+	d.draw(true)
+}
+
+// Round implements experiments.GridEvents.
+func (d *gridDisplay) Round(p experiments.Point, round int, acc float64) {
+	for _, r := range d.running {
+		if r.p.ID == p.ID {
+			if r.first < 0 {
+				r.first = round - 1
+				d.rounds -= r.first // resumed rounds are not trained again
+			}
+			r.round, r.acc = round, acc
+		}
+	}
+	d.trained++
+	d.draw(false)
+}
+
+// Done implements experiments.GridEvents.
+func (d *gridDisplay) Done(p experiments.Point, s *results.Summary, err error) {
+	d.running = slices.DeleteFunc(d.running, func(r *runLine) bool { return r.p.ID == p.ID })
+	var msg string
+	switch {
+	case s != nil:
+		d.done++
+		msg = fmt.Sprintf("%-8s %s  acc %.4f  %s", s.Status, p.ID, s.FinalAccuracy, p.Label(d.g.Varied))
+	case err != nil && errors.Is(err, context.Canceled):
+		msg = fmt.Sprintf("stopped  %s  (checkpoint saved)", p.ID)
+	default:
+		d.done++
+		msg = fmt.Sprintf("FAILED   %s  %s: %s", p.ID, p.Label(d.g.Varied), oneLine(err))
+	}
+	d.notices = append(d.notices, msg)
+	d.draw(true)
+}
+
+func (d *gridDisplay) finish() { d.draw(true) }
+
+func bar(frac float64, width int) string {
+	frac = max(0, min(1, frac))
+	n := int(frac*float64(width) + 0.5)
+	return "[" + strings.Repeat("=", n) + strings.Repeat(" ", width-n) + "]"
+}
+
+func (d *gridDisplay) draw(force bool) {
+	if !d.tty {
+		for _, n := range d.notices {
+			fmt.Fprintln(d.w, n)
+		}
+		d.notices = d.notices[:0]
+		return
+	}
+	if !force && time.Since(d.last) < 150*time.Millisecond {
+		return
+	}
+	d.last = time.Now()
+	var b strings.Builder
+	if d.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", d.drawn) // back to the top of the block
+	}
+	for _, n := range d.notices {
+		b.WriteString("\r\x1b[K" + n + "\n")
+	}
+	d.notices = d.notices[:0]
+	eta := "?"
+	if d.trained > 0 && d.rounds > 0 {
+		el := time.Since(d.start)
+		rem := time.Duration(float64(el) / float64(d.trained) * float64(max(0, d.rounds-d.trained)))
+		eta = rem.Round(time.Second).String()
+	}
+	frac := float64(d.done) / float64(max(1, d.total))
+	fmt.Fprintf(&b, "\r\x1b[Kgrid %s %s %d/%d points  elapsed %s  ETA %s\n", d.g.Name, bar(frac, 30), d.done, d.total,
+		time.Since(d.start).Round(time.Second), eta)
+	for _, r := range d.running {
+		fmt.Fprintf(&b, "\r\x1b[K  %s %s %d/%d rounds  acc %.4f  %s\n", r.p.ID, bar(float64(r.round)/float64(r.rounds), 20), r.round, r.rounds, r.acc,
+			truncate(r.p.Label(d.g.Varied), 60))
+	}
+	b.WriteString("\x1b[J") // clear lines left from a longer block
+	d.drawn = 1 + len(d.running)
+	io.WriteString(d.w, b.String())
+}
+
+func truncate(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestGridUsageAndDryRun(t *testing.T) {
+	if code, _, errs := runCLI("grid", "-h"); code != exitOK || !strings.Contains(errs, "-shard") || !strings.Contains(errs, "-dry-run") {
+		t.Fatalf("grid -h: exit %d, %q", code, errs)
+	}
+	if code, _, _ := runCLI("grid"); code != exitUsage {
+		t.Fatalf("grid without a file: exit %d", code)
+	}
+	if code, _, errs := runCLI("grid", "-shard", "2/2", "x.yaml"); code != exitUsage || !strings.Contains(errs, "0 <= i < n") {
+		t.Fatalf("bad shard: exit %d, %q", code, errs)
+	}
+	bad := filepath.Join(t.TempDir(), "g.yaml")
+	os.WriteFile(bad, []byte("name: g\nrounds: 5\ngrid:\n  privacy.epsilonn: [1]\n"), 0o644)
+	if code, _, errs := runCLI("grid", bad); code != exitFailure || !strings.Contains(errs, "g.yaml:4: grid.privacy.epsilonn: unknown key") {
+		t.Fatalf("bad grid: exit %d, %q", code, errs)
+	}
+	// The dry run plans every point (no data loaded, no training) and lists
+	// sigma, epsilon and the mechanisms to optimize.
+	code, out, errs := runCLI("grid", "-dry-run", "-out", t.TempDir(), "../../experiments/testdata/grid.yaml")
+	if code != exitOK {
+		t.Fatalf("dry run: exit %d, %s", code, errs)
+	}
+	for _, want := range []string{"12 points", "dpfedavg  1  0.5  0.9", "bandmf  8  1.0  0", "mechanisms", "tree-online n=20 for kb(k=2,b=10)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out)
+		}
+	}
+	if lines := strings.Count(out, " todo "); lines != 12 {
+		t.Errorf("%d points listed as todo, want 12", lines)
+	}
+	// Shard 1/3 lists a third of the points.
+	_, out, _ = runCLI("grid", "-dry-run", "-shard", "1/3", "-out", t.TempDir(), "../../experiments/testdata/grid.yaml")
+	if lines := strings.Count(out, " todo "); lines != 4 {
+		t.Errorf("shard 1/3 lists %d points, want 4:\n%s", lines, out)
+	}
+}
+
+func TestPlotErrors(t *testing.T) {
+	if code, _, errs := runCLI("plot", t.TempDir()); code != exitFailure || !strings.Contains(errs, "index.csv") {
+		t.Fatalf("plot of an empty folder: exit %d, %q", code, errs)
+	}
+	if code, _, _ := runCLI("plot", "-o", "fig.gif", t.TempDir()); code != exitUsage {
+		t.Fatalf("plot -o gif: exit %d", code)
+	}
+}

@@ -1,0 +1,388 @@
+package experiments
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Grid is an expanded experiment grid: a base configuration, the axes that
+// vary, and one point per combination.
+//
+// A grid file is a run configuration plus two optional keys:
+//
+//	grid:             # dotted path → list of values; every combination is run
+//	  aggregator.kind: [dpfedavg, tree, bandmf]
+//	  privacy.epsilon: [1, 4, 16]
+//	zip:              # groups of paths whose lists vary together (equal lengths)
+//	  - server.lr: [0.5, 1.0]
+//	    server.momentum: [0.9, 0.0]
+//
+// Expansion is deterministic: axes are the grid keys in the order written,
+// then the zip groups in order; the first axis varies slowest. Points whose
+// normalized configurations coincide are run once (the first one is kept).
+type Grid struct {
+	File   string
+	Name   string   // the base configuration's name
+	Varied []string // the dotted paths that vary, in axis order
+	Points []Point
+	// Duplicates counts combinations dropped because an earlier point has
+	// the same normalized configuration.
+	Duplicates int
+}
+
+// Point is one configuration of a grid.
+type Point struct {
+	Index  int      // position in the expansion (after duplicates are dropped)
+	ID     string   // RunID of Config
+	Values []string // the value of each of Grid.Varied, as written
+	Config *Config
+}
+
+// Dir is the point's run folder name under a grid's output folder.
+func (p Point) Dir() string { return p.Config.Name + "-" + p.ID }
+
+// Label is "path=value, ..." for messages.
+func (p Point) Label(varied []string) string {
+	parts := make([]string, len(varied))
+	for i, v := range varied {
+		parts[i] = v + "=" + p.Values[i]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// axis is one dimension of a grid: one or more paths with equally long value
+// lists.
+type axis struct {
+	paths  []string
+	keys   []*yaml.Node   // the key node of each path (for lines)
+	values [][]*yaml.Node // values[i][j]: value j of path i
+}
+
+func (a axis) len() int { return len(a.values[0]) }
+
+// LoadGrid reads and expands the grid file at path.
+func LoadGrid(path string) (*Grid, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("experiments: %w", err)
+	}
+	return ParseGrid(data, path)
+}
+
+// ParseGrid expands a grid file's bytes; file names it in messages. Every
+// problem is reported at once: bad grid keys and values with their lines, and
+// each invalid point with its varied values.
+func ParseGrid(data []byte, file string) (*Grid, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, Problem{File: file, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, Problem{File: file, Msg: "empty grid file"}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, Problem{File: file, Line: root.Line, Msg: "want a mapping: a run configuration plus grid: and zip: keys"}
+	}
+	base := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: root.Line, Column: root.Column}
+	var gridNode, zipNode *yaml.Node
+	var gridLine int
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "grid":
+			gridNode, gridLine = v, k.Line
+		case "zip":
+			zipNode = v
+		default:
+			base.Content = append(base.Content, k, v)
+		}
+	}
+	var problems []error
+	bad := func(n *yaml.Node, path, format string, args ...any) {
+		problems = append(problems, Problem{File: file, Line: n.Line, Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	var axes []axis
+	seen := map[string]bool{}
+	addPath := func(a *axis, k, v *yaml.Node, where string) bool {
+		path := k.Value
+		switch {
+		case path == "" || strings.HasPrefix(path, ".") || strings.HasSuffix(path, ".") || strings.Contains(path, ".."):
+			bad(k, where, "%q is not a dotted key path (like privacy.epsilon)", path)
+			return false
+		case path == "grid" || path == "zip":
+			bad(k, where, "%q cannot vary", path)
+			return false
+		case checkPath(path) != "":
+			bad(k, where+"."+path, "%s", checkPath(path))
+			return false
+		case seen[path]:
+			bad(k, where+"."+path, "varied twice (each path may appear once in grid: and zip:)")
+			return false
+		case v.Kind != yaml.SequenceNode:
+			bad(v, where+"."+path, "want a list of values")
+			return false
+		case len(v.Content) == 0:
+			bad(v, where+"."+path, "empty list: give at least one value")
+			return false
+		}
+		seen[path] = true
+		a.paths = append(a.paths, path)
+		a.keys = append(a.keys, k)
+		a.values = append(a.values, v.Content)
+		return true
+	}
+	if gridNode != nil {
+		if gridNode.Kind != yaml.MappingNode {
+			bad(gridNode, "grid", "want a mapping of dotted key paths to lists of values")
+		} else {
+			for i := 0; i+1 < len(gridNode.Content); i += 2 {
+				var a axis
+				if addPath(&a, gridNode.Content[i], gridNode.Content[i+1], "grid") {
+					axes = append(axes, a)
+				}
+			}
+		}
+	}
+	if zipNode != nil {
+		if zipNode.Kind != yaml.SequenceNode {
+			bad(zipNode, "zip", "want a list of groups, each a mapping of dotted key paths to equally long lists")
+		} else {
+			for gi, g := range zipNode.Content {
+				where := fmt.Sprintf("zip[%d]", gi)
+				if g.Kind != yaml.MappingNode || len(g.Content) == 0 {
+					bad(g, where, "want a mapping of dotted key paths to equally long lists")
+					continue
+				}
+				var a axis
+				ok := true
+				for i := 0; i+1 < len(g.Content); i += 2 {
+					ok = addPath(&a, g.Content[i], g.Content[i+1], where) && ok
+				}
+				if !ok {
+					continue
+				}
+				for i := range a.paths[1:] {
+					if len(a.values[i+1]) != len(a.values[0]) {
+						bad(a.keys[i+1], where+"."+a.paths[i+1], "has %d values but %s has %d: lists in a zip group vary together and need equal lengths",
+							len(a.values[i+1]), a.paths[0], len(a.values[0]))
+						ok = false
+					}
+				}
+				if ok {
+					axes = append(axes, a)
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+	if len(axes) == 0 {
+		line := gridLine
+		if line == 0 {
+			line = root.Line
+		}
+		return nil, Problem{File: file, Line: line, Path: "grid", Msg: "nothing varies: add grid: (dotted path → list of values) or zip: groups; for a single configuration use dpfl run"}
+	}
+
+	g := &Grid{File: file}
+	for _, a := range axes {
+		g.Varied = append(g.Varied, a.paths...)
+	}
+	total := 1
+	for _, a := range axes {
+		total *= a.len()
+		if total > 1_000_000 {
+			return nil, Problem{File: file, Path: "grid", Msg: "more than 1,000,000 points: split the grid"}
+		}
+	}
+	ids := map[string]int{}
+	idx := make([]int, len(axes)) // odometer, first axis slowest
+	for n := 0; n < total; n++ {
+		pt := deepCopy(base)
+		var values []string
+		for ai, a := range axes {
+			for pi, path := range a.paths {
+				v := a.values[pi][idx[ai]]
+				setPath(pt, path, a.keys[pi], v)
+				values = append(values, nodeString(v))
+			}
+		}
+		var cfg Config
+		src := &Source{File: file, lines: map[string]int{}}
+		err := decodeNode(pt, src, &cfg)
+		if err == nil {
+			cfg.Normalize()
+			err = cfg.Validate(src)
+		}
+		label := Point{Values: values}.Label(g.Varied)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("grid point %d (%s):\n%w", n+1, label, err))
+		} else {
+			id := RunID(&cfg)
+			if _, dup := ids[id]; dup {
+				g.Duplicates++
+			} else {
+				ids[id] = len(g.Points)
+				g.Points = append(g.Points, Point{Index: len(g.Points), ID: id, Values: values, Config: &cfg})
+			}
+		}
+		for ai := len(axes) - 1; ai >= 0; ai-- {
+			idx[ai]++
+			if idx[ai] < axes[ai].len() {
+				break
+			}
+			idx[ai] = 0
+		}
+	}
+	if len(problems) > 0 {
+		if len(problems) > 10 {
+			problems = append(problems[:10], fmt.Errorf("... and %d more invalid points", len(problems)-10))
+		}
+		return nil, errors.Join(problems...)
+	}
+	g.Name = g.Points[0].Config.Name
+	return g, nil
+}
+
+// Shard returns the points of shard i of n (0 ≤ i < n): every point whose
+// index is i modulo n. The shards of a grid are disjoint and cover it.
+func (g *Grid) Shard(i, n int) ([]Point, error) {
+	if n < 1 || i < 0 || i >= n {
+		return nil, fmt.Errorf("experiments: shard %d/%d: want 0 <= i < n", i, n)
+	}
+	var out []Point
+	for _, p := range g.Points {
+		if p.Index%n == i {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// ParseShard parses "i/n" (0-based i, as in a Slurm array task ID or a
+// Kubernetes job completion index).
+func ParseShard(s string) (i, n int, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	if ok {
+		_, err = fmt.Sscanf(a+" "+b, "%d %d", &i, &n)
+	}
+	if !ok || err != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("shard %q: want i/n with 0 <= i < n (for example 0/4)", s)
+	}
+	return i, n, nil
+}
+
+// checkPath returns why the dotted path names no configuration key ("" when
+// it does).
+func checkPath(path string) string {
+	t := reflect.TypeOf(Config{})
+	parts := strings.Split(path, ".")
+	for i, p := range parts {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return fmt.Sprintf("%s is a value, not a section: it has no key %q", strings.Join(parts[:i], "."), p)
+		}
+		fields := yamlFields(t)
+		f, ok := fields[p]
+		if !ok {
+			known := make([]string, 0, len(fields))
+			for name := range fields {
+				known = append(known, name)
+			}
+			slices.Sort(known)
+			where := "at the top level"
+			if i > 0 {
+				where = "under " + strings.Join(parts[:i], ".")
+			}
+			return fmt.Sprintf("unknown key %q %s (known keys there: %s)", p, where, strings.Join(known, ", "))
+		}
+		t = f.Type
+	}
+	return ""
+}
+
+// setPath sets the dotted path in the mapping m to v, creating mappings as
+// needed; created keys carry the grid key's line.
+func setPath(m *yaml.Node, path string, key, v *yaml.Node) {
+	parts := strings.Split(path, ".")
+	for i, p := range parts {
+		var next *yaml.Node
+		if m.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(m.Content); j += 2 {
+				if m.Content[j].Value == p {
+					next = m.Content[j+1]
+					if i == len(parts)-1 {
+						m.Content[j+1] = v
+						return
+					}
+					break
+				}
+			}
+		}
+		if m.Kind != yaml.MappingNode {
+			// A scalar where a mapping is needed: replace it, the decoder
+			// will then report the key path as unknown or mistyped.
+			*m = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: key.Line}
+		}
+		k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p, Line: key.Line, Column: key.Column}
+		if i == len(parts)-1 {
+			m.Content = append(m.Content, k, v)
+			return
+		}
+		if next == nil {
+			next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: key.Line}
+			m.Content = append(m.Content, k, next)
+		} else if next.Kind != yaml.MappingNode {
+			*next = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: key.Line}
+		}
+		m = next
+	}
+}
+
+// deepCopy copies a node tree (aliases are resolved to copies).
+func deepCopy(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.AliasNode {
+		return deepCopy(n.Alias)
+	}
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, x := range n.Content {
+		c.Content[i] = deepCopy(x)
+	}
+	return &c
+}
+
+// nodeString renders a value compactly: scalars as written, collections in
+// flow style.
+func nodeString(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return n.Value
+	}
+	c := deepCopy(n)
+	var setFlow func(*yaml.Node)
+	setFlow = func(x *yaml.Node) {
+		x.Style = yaml.FlowStyle
+		for _, y := range x.Content {
+			setFlow(y)
+		}
+	}
+	setFlow(c)
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
+}

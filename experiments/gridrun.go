@@ -1,0 +1,223 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"dpfl/results"
+)
+
+// GridOptions are the execution knobs of a grid: none changes a point's
+// results.
+type GridOptions struct {
+	OutDir   string // the grid's folder: one run folder per point, index.csv, plots
+	Parallel int    // points run at once (default 1)
+	Workers  int    // client-training goroutines per point (default 1)
+	// Shard and Shards select the points with index ≡ Shard (mod Shards);
+	// Shards 0 or 1 runs them all.
+	Shard, Shards int
+	// CheckpointEvery is Options.CheckpointEvery for every point.
+	CheckpointEvery int
+	// Events, if not nil, receives progress (from several goroutines; calls
+	// are serialized by RunGrid).
+	Events GridEvents
+	// Log receives one-line notices (resumed checkpoints); nil: none.
+	Log io.Writer
+}
+
+// GridEvents observes a grid's progress.
+type GridEvents interface {
+	// Start is called when a point starts (or resumes).
+	Start(p Point)
+	// Round is called after each round of a running point.
+	Round(p Point, round int, acc float64)
+	// Done is called when a point ends; err is nil when it finished
+	// (complete or diverged).
+	Done(p Point, s *results.Summary, err error)
+}
+
+// GridResult says what a grid invocation did.
+type GridResult struct {
+	Points  int // points in this shard
+	Skipped int // already finished before this invocation
+	Ran     int // finished now
+	Failed  int // ended with an error (see the run folder's error.txt)
+	Index   string
+}
+
+// ErrorFile is written into a run folder when its point fails.
+const ErrorFile = "error.txt"
+
+// Finished reports whether the point's run folder under out has a complete
+// summary of this point's configuration.
+func Finished(out string, p Point) (*results.Summary, bool) {
+	s, err := results.ReadSummary(filepath.Join(out, p.Dir(), "summary.json"))
+	if err != nil || s.RunID != p.ID || (s.Status != "complete" && s.Status != "diverged") {
+		return nil, false
+	}
+	return s, true
+}
+
+// RunGrid runs the grid's points (those of the selected shard), skipping
+// finished ones and resuming interrupted ones from their checkpoints, then
+// writes index.csv over every point of the grid found under OutDir. A failing
+// point does not stop the others; the returned error lists the failures.
+// When ctx is cancelled, running points save checkpoints and RunGrid returns
+// ctx's error after writing the index.
+func RunGrid(ctx context.Context, g *Grid, opts GridOptions) (*GridResult, error) {
+	points := g.Points
+	if opts.Shards > 1 {
+		var err error
+		if points, err = g.Shard(opts.Shard, opts.Shards); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("experiments: %w", err)
+	}
+	res := &GridResult{Points: len(points)}
+	var todo []Point
+	for _, p := range points {
+		if _, ok := Finished(opts.OutDir, p); ok {
+			res.Skipped++
+		} else {
+			todo = append(todo, p)
+		}
+	}
+	var mu sync.Mutex // serializes events and res
+	ev := opts.Events
+	jobs := make(chan Point)
+	var wg sync.WaitGroup
+	var failures []error
+	for w := 0; w < max(1, opts.Parallel); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range jobs {
+				if ev != nil {
+					mu.Lock()
+					ev.Start(p)
+					mu.Unlock()
+				}
+				out, err := runPoint(ctx, g, p, opts, func(r int, acc float64) {
+					if ev != nil {
+						mu.Lock()
+						ev.Round(p, r, acc)
+						mu.Unlock()
+					}
+				})
+				mu.Lock()
+				var sum *results.Summary
+				switch {
+				case err == nil:
+					res.Ran++
+					sum = &out.Summary
+				case ctx.Err() != nil:
+				default:
+					res.Failed++
+					failures = append(failures, fmt.Errorf("point %d (%s): %w", p.Index+1, p.Label(g.Varied), err))
+				}
+				if ev != nil {
+					ev.Done(p, sum, err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for _, p := range todo {
+		select {
+		case jobs <- p:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	index := filepath.Join(opts.OutDir, "index.csv")
+	if err := WriteIndex(index, g, opts.OutDir); err != nil {
+		return res, err
+	}
+	res.Index = index
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if len(failures) > 0 {
+		return res, fmt.Errorf("experiments: %d of %d points failed:\n%w", len(failures), len(todo), errors.Join(failures...))
+	}
+	return res, nil
+}
+
+// runPoint runs one point, recording a failure in its folder.
+func runPoint(ctx context.Context, g *Grid, p Point, opts GridOptions, after func(int, float64)) (*Outcome, error) {
+	dir := filepath.Join(opts.OutDir, p.Dir())
+	os.Remove(filepath.Join(dir, ErrorFile))
+	out, err := Run(ctx, p.Config, Options{
+		BaseDir: filepath.Dir(g.File), OutDir: opts.OutDir, Workers: max(1, opts.Workers),
+		CheckpointEvery: opts.CheckpointEvery, AfterRound: after, Log: opts.Log,
+	})
+	if err != nil && ctx.Err() == nil {
+		if werr := results.WriteFileAtomic(filepath.Join(dir, ErrorFile), []byte(err.Error()+"\n")); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}
+	return out, err
+}
+
+// WriteIndex writes index.csv: one row per grid point, in expansion order,
+// with its status (complete, diverged, interrupted, failed or pending), its
+// varied values and, when finished, its results. A point is read from its run
+// folder under out, so shards writing to one folder produce the same index.
+func WriteIndex(path string, g *Grid, out string) error {
+	header := append(append([]string{}, results.IndexFixedColumns...), g.Varied...)
+	rows := make([][]string, 0, len(g.Points))
+	for _, p := range g.Points {
+		c := p.Config
+		row := map[string]string{
+			"run_id": p.ID, "dir": p.Dir(), "aggregator": c.Aggregator.Kind, "participation": c.Participation.Kind,
+			"seed": strconv.FormatUint(c.Seed, 10), "delta": fmtFloat(c.Privacy.Delta),
+		}
+		dir := filepath.Join(out, p.Dir())
+		if s, ok := Finished(out, p); ok {
+			row["status"] = s.Status
+			row["epsilon"] = "inf"
+			if s.Epsilon != nil {
+				row["epsilon"] = fmtFloat(*s.Epsilon)
+			}
+			row["noise_multiplier"] = fmtFloat(s.NoiseMultiplier)
+			row["sensitivity"] = fmtFloat(s.Sensitivity)
+			row["final_accuracy"] = fmtFloat(s.FinalAccuracy)
+			row["best_accuracy"] = fmtFloat(s.BestAccuracy)
+			row["final_test_loss"] = fmtFloat(s.FinalTestLoss)
+			row["rounds"] = strconv.Itoa(s.Rounds)
+			row["wall_seconds"] = strconv.FormatFloat(s.WallSeconds, 'f', 1, 64)
+		} else if _, err := os.Stat(filepath.Join(dir, ErrorFile)); err == nil {
+			row["status"] = "failed"
+		} else if _, err := os.Stat(filepath.Join(dir, CheckpointFile)); err == nil {
+			row["status"] = "interrupted"
+		} else {
+			row["status"] = "pending"
+		}
+		rec := make([]string, 0, len(header))
+		for _, h := range results.IndexFixedColumns {
+			rec = append(rec, row[h])
+		}
+		rec = append(rec, p.Values...)
+		rows = append(rows, rec)
+	}
+	return results.WriteCSV(path, header, rows)
+}
+
+func fmtFloat(x float64) string {
+	if math.IsInf(x, 1) {
+		return "inf"
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}

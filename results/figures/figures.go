@@ -1,0 +1,241 @@
+// Package figures turns a grid's results folder (index.csv and the run
+// folders' metrics.csv) into what researchers look at: accuracy against
+// epsilon per aggregator (best hyperparameters per point, mean and spread over
+// seeds), accuracy against round, a best.csv table of the plotted points and
+// a small report.html.
+//
+// Package figures imports results and gonum.org/v1/plot only.
+package figures
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"dpfl/results"
+)
+
+// Options choose what is plotted. Column names are index.csv's: a fixed
+// column (epsilon, aggregator, seed, final_accuracy, ...) or a varied dotted
+// path (server.lr); a short name also matches the varied path it ends or
+// starts with, and the aliases below apply.
+type Options struct {
+	X  string // default "epsilon" (the target privacy.epsilon when varied)
+	Y  string // default "accuracy" (final test accuracy)
+	By string // series; default "aggregator"
+}
+
+// aliases map the short names of the command line to index columns, most
+// specific first.
+var aliases = map[string][]string{
+	"epsilon":    {"privacy.epsilon", "epsilon"},
+	"accuracy":   {"final_accuracy"},
+	"best":       {"best_accuracy"},
+	"loss":       {"final_test_loss"},
+	"aggregator": {"aggregator"},
+	"sigma":      {"noise_multiplier"},
+}
+
+// fixedTwin names the varied path that a fixed column restates: it is not a
+// hyperparameter when the fixed column is the axis or the series.
+var fixedTwin = map[string]string{"aggregator": "aggregator.kind", "epsilon": "privacy.epsilon", "participation": "participation.kind"}
+
+// Point is one plotted point: the best hyperparameters' mean over seeds.
+type Point struct {
+	Series string
+	X      float64
+	Mean   float64
+	Min    float64
+	Max    float64
+	Seeds  int
+	Hyper  string   // the chosen hyperparameters ("server.lr=1, ...")
+	Dirs   []string // run folders of the chosen runs
+}
+
+// Summary is a grid's plotted data.
+type Summary struct {
+	XCol, YCol, ByCol string
+	Hyper             []string // the columns maximized over
+	Points            []Point  // finite x, sorted by series then x
+	Baselines         []Point  // non-private runs (x = +Inf), one per series
+	Skipped           int      // rows not finished (pending, interrupted, failed)
+}
+
+// resolve finds the index column for a name.
+func resolve(t *results.Table, name string) (string, error) {
+	for _, c := range aliases[name] {
+		if t.Has(c) {
+			return c, nil
+		}
+	}
+	if t.Has(name) {
+		return name, nil
+	}
+	for _, h := range t.Header {
+		if strings.HasSuffix(h, "."+name) || strings.HasPrefix(h, name+".") {
+			return h, nil
+		}
+	}
+	return "", fmt.Errorf("figures: no column %q in index.csv (columns: %s)", name, strings.Join(t.Header, ", "))
+}
+
+func parse(s string) float64 {
+	switch s {
+	case "inf", "+Inf", "":
+		return math.Inf(1)
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+// Summarize reads dir/index.csv and picks, for every (series, x), the
+// hyperparameters (varied columns other than x, the series and seed) with the
+// best mean y over seeds. Diverged runs count with their recorded accuracy
+// (0 when not finite), so they lose; unfinished runs are skipped.
+func Summarize(dir string, o Options) (*Summary, error) {
+	o = o.withDefaults()
+	t, err := results.ReadTable(filepath.Join(dir, "index.csv"))
+	if err != nil {
+		return nil, err
+	}
+	s := &Summary{}
+	if s.XCol, err = resolve(t, o.X); err != nil {
+		return nil, err
+	}
+	if s.YCol, err = resolve(t, o.Y); err != nil {
+		return nil, err
+	}
+	if s.ByCol, err = resolve(t, o.By); err != nil {
+		return nil, err
+	}
+	fixed := map[string]bool{}
+	for _, c := range results.IndexFixedColumns {
+		fixed[c] = true
+	}
+	skip := map[string]bool{s.XCol: true, s.ByCol: true, "seed": true, fixedTwin[s.XCol]: true, fixedTwin[s.ByCol]: true}
+	for k, v := range fixedTwin { // x = privacy.epsilon also hides the fixed epsilon
+		if v == s.XCol || v == s.ByCol {
+			skip[k] = true
+		}
+	}
+	for _, h := range t.Header {
+		if !fixed[h] && !skip[h] {
+			s.Hyper = append(s.Hyper, h)
+		}
+	}
+	type key struct {
+		series string
+		x      float64
+	}
+	groups := map[key]map[string][]int{}
+	var keys []key
+	for i := range t.Rows {
+		st := t.Get(i, "status")
+		if st != "complete" && st != "diverged" {
+			s.Skipped++
+			continue
+		}
+		x := parse(t.Get(i, s.XCol))
+		if math.IsNaN(x) {
+			return nil, fmt.Errorf("figures: row %d: %s = %q is not a number", i+1, s.XCol, t.Get(i, s.XCol))
+		}
+		k := key{t.Get(i, s.ByCol), x}
+		var hp []string
+		for _, h := range s.Hyper {
+			hp = append(hp, h+"="+t.Get(i, h))
+		}
+		h := strings.Join(hp, ", ")
+		if groups[k] == nil {
+			groups[k] = map[string][]int{}
+			keys = append(keys, k)
+		}
+		groups[k][h] = append(groups[k][h], i)
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("figures: no finished runs in index.csv")
+	}
+	for _, k := range keys {
+		var best *Point
+		hypers := make([]string, 0, len(groups[k]))
+		for h := range groups[k] {
+			hypers = append(hypers, h)
+		}
+		slices.Sort(hypers) // ties go to the first in sorted order
+		for _, h := range hypers {
+			rows := groups[k][h]
+			p := Point{Series: k.series, X: k.x, Min: math.Inf(1), Max: math.Inf(-1), Seeds: len(rows), Hyper: h}
+			for _, i := range rows {
+				y := parse(t.Get(i, s.YCol))
+				if math.IsNaN(y) || math.IsInf(y, 0) {
+					y = 0
+				}
+				p.Mean += y / float64(len(rows))
+				p.Min, p.Max = min(p.Min, y), max(p.Max, y)
+				p.Dirs = append(p.Dirs, t.Get(i, "dir"))
+			}
+			if best == nil || p.Mean > best.Mean {
+				best = &p
+			}
+		}
+		if math.IsInf(best.X, 1) {
+			s.Baselines = append(s.Baselines, *best)
+		} else {
+			s.Points = append(s.Points, *best)
+		}
+	}
+	order := func(a, b Point) int {
+		return cmp.Or(cmp.Compare(a.Series, b.Series), cmp.Compare(a.X, b.X))
+	}
+	slices.SortFunc(s.Points, order)
+	slices.SortFunc(s.Baselines, order)
+	return s, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.X == "" {
+		o.X = "epsilon"
+	}
+	if o.Y == "" {
+		o.Y = "accuracy"
+	}
+	if o.By == "" {
+		o.By = "aggregator"
+	}
+	return o
+}
+
+// WriteBest writes the plotted points as CSV (series, x, mean, min, max,
+// seeds, hyperparameters).
+func (s *Summary) WriteBest(path string) error {
+	header := []string{s.ByCol, s.XCol, s.YCol + "_mean", s.YCol + "_min", s.YCol + "_max", "seeds", "chosen"}
+	var rows [][]string
+	for _, p := range append(append([]Point{}, s.Points...), s.Baselines...) {
+		f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+		x := f(p.X)
+		if math.IsInf(p.X, 1) {
+			x = "inf"
+		}
+		rows = append(rows, []string{p.Series, x, f(p.Mean), f(p.Min), f(p.Max), strconv.Itoa(p.Seeds), p.Hyper})
+	}
+	return results.WriteCSV(path, header, rows)
+}
+
+// Series returns the series names in order.
+func (s *Summary) Series() []string {
+	var out []string
+	for _, p := range append(append([]Point{}, s.Points...), s.Baselines...) {
+		if !slices.Contains(out, p.Series) {
+			out = append(out, p.Series)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,146 @@
+package figures
+
+import (
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"dpfl/results"
+)
+
+// writeGrid writes an index.csv (and metrics.csv per run) where server.lr
+// = 1 wins at epsilon 2 and lr = 0.5 wins at epsilon 8, two seeds each, plus
+// a non-private baseline and an unfinished run.
+func writeGrid(t *testing.T) string {
+	dir := t.TempDir()
+	header := append(append([]string{}, results.IndexFixedColumns...), "aggregator.kind", "privacy.epsilon", "server.lr", "seed")
+	acc := map[string]float64{ // aggregator/eps/lr → accuracy of seed 1 (seed 2 is 0.02 lower)
+		"dpfedavg/2/0.5": 0.60, "dpfedavg/2/1": 0.70, "dpfedavg/8/0.5": 0.85, "dpfedavg/8/1": 0.80,
+		"tree/2/0.5": 0.72, "tree/2/1": 0.75, "tree/8/0.5": 0.88, "tree/8/1": 0.70,
+	}
+	var rows [][]string
+	n := 0
+	add := func(agg, eps, lr, seed string, a float64, status string) {
+		n++
+		d := "run-" + string(rune('a'+n))
+		row := map[string]string{"run_id": d, "dir": d, "status": status, "aggregator": agg, "seed": seed,
+			"epsilon": eps, "final_accuracy": strconv.FormatFloat(a, 'g', -1, 64)}
+		var rec []string
+		for _, h := range results.IndexFixedColumns {
+			rec = append(rec, row[h])
+		}
+		rec = append(rec, agg, eps, lr, seed)
+		rows = append(rows, rec)
+		m := results.NewMetrics(filepath.Join(dir, d, "metrics.csv"))
+		m.Add(results.MetricsRow{Round: 5, TestAccuracy: a / 2})
+		m.Add(results.MetricsRow{Round: 10, TestAccuracy: a})
+		if err := m.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, agg := range []string{"dpfedavg", "tree"} {
+		for _, eps := range []string{"2", "8"} {
+			for _, lr := range []string{"0.5", "1"} {
+				a := acc[agg+"/"+eps+"/"+lr]
+				add(agg, eps, lr, "1", a, "complete")
+				add(agg, eps, lr, "2", a-0.02, "complete")
+			}
+		}
+	}
+	add("dpfedavg", "inf", "1", "1", 0.9, "complete")
+	add("tree", "4", "1", "1", 0.99, "pending")
+	if err := results.WriteCSV(filepath.Join(dir, "index.csv"), header, rows); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestSummarizeBestHyperparameters(t *testing.T) {
+	dir := writeGrid(t)
+	s, err := Summarize(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.XCol != "privacy.epsilon" || s.YCol != "final_accuracy" || s.ByCol != "aggregator" {
+		t.Errorf("columns %s, %s, %s", s.XCol, s.YCol, s.ByCol)
+	}
+	if len(s.Hyper) != 1 || s.Hyper[0] != "server.lr" {
+		t.Errorf("hyperparameters %v, want [server.lr]", s.Hyper)
+	}
+	want := []struct {
+		series string
+		x      float64
+		mean   float64
+		hyper  string
+	}{
+		{"dpfedavg", 2, 0.69, "server.lr=1"},
+		{"dpfedavg", 8, 0.84, "server.lr=0.5"},
+		{"tree", 2, 0.74, "server.lr=1"},
+		{"tree", 8, 0.87, "server.lr=0.5"},
+	}
+	if len(s.Points) != len(want) {
+		t.Fatalf("%d points, want %d: %+v", len(s.Points), len(want), s.Points)
+	}
+	for i, w := range want {
+		p := s.Points[i]
+		if p.Series != w.series || p.X != w.x || math.Abs(p.Mean-w.mean) > 1e-12 || p.Hyper != w.hyper || p.Seeds != 2 ||
+			math.Abs(p.Max-p.Min-0.02) > 1e-12 {
+			t.Errorf("point %d = %+v, want %+v with seeds 2 and range 0.02", i, p, w)
+		}
+	}
+	if len(s.Baselines) != 1 || s.Baselines[0].Mean != 0.9 || s.Skipped != 1 {
+		t.Errorf("baselines %+v, skipped %d; want one at 0.9 and one skipped run", s.Baselines, s.Skipped)
+	}
+	if _, err := Summarize(dir, Options{By: "nope"}); err == nil || !strings.Contains(err.Error(), `no column "nope"`) {
+		t.Errorf("unknown column: %v", err)
+	}
+}
+
+func TestWriteFigures(t *testing.T) {
+	dir := writeGrid(t)
+	paths, err := Write(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths[:2] {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 300 {
+			t.Errorf("%s is %v", p, b)
+		}
+	}
+	// Structure: an SVG rendering carries the axis labels and the series.
+	s, _ := Summarize(dir, Options{})
+	svg := filepath.Join(dir, "fig.svg")
+	if err := s.PlotX(svg); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(svg)
+	for _, want := range []string{"final test accuracy", "ε", ">dpfedavg<", ">tree<", "dpfedavg (no noise)"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("figure has no %q", want)
+		}
+	}
+	if strings.Contains(string(b), ">tree (no noise)<") {
+		t.Error("figure shows a baseline the data does not have")
+	}
+	rep, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	if !strings.Contains(string(rep), EpsilonFigure) || !strings.Contains(string(rep), "server.lr=0.5") {
+		t.Errorf("report lacks the figure or the chosen hyperparameters:\n%s", rep)
+	}
+	best, err := results.ReadTable(filepath.Join(dir, BestTable))
+	if err != nil || len(best.Rows) != 5 {
+		t.Fatalf("best.csv: %v, %d rows; want 4 points and 1 baseline", err, len(best.Rows))
+	}
+}

@@ -1,0 +1,266 @@
+package figures
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"dpfl/results"
+)
+
+// Files written by Write into a results folder.
+const (
+	EpsilonFigure = "accuracy_vs_epsilon.png"
+	RoundFigure   = "accuracy_vs_round.png"
+	BestTable     = "best.csv"
+	ReportFile    = "report.html"
+)
+
+// Write summarizes dir's grid and writes the figures, best.csv and
+// report.html into it; it returns the paths written.
+func Write(dir string, o Options) ([]string, error) {
+	s, err := Summarize(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	paths := []string{filepath.Join(dir, EpsilonFigure), filepath.Join(dir, RoundFigure), filepath.Join(dir, BestTable), filepath.Join(dir, ReportFile)}
+	if err := s.PlotX(paths[0]); err != nil {
+		return nil, err
+	}
+	if err := s.PlotRounds(dir, paths[1]); err != nil {
+		return nil, err
+	}
+	if err := s.WriteBest(paths[2]); err != nil {
+		return nil, err
+	}
+	if err := s.Report(dir, paths[3], []string{EpsilonFigure, RoundFigure}); err != nil {
+		return nil, err
+	}
+	return paths, nil
+}
+
+// errPoints is an XY series with asymmetric Y errors.
+type errPoints struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+// PlotX draws y against x, one line per series with min–max bars over seeds
+// and each non-private baseline as a dashed horizontal line; the x axis is
+// logarithmic when every x is positive. The format follows path's extension
+// (.png, .svg, .pdf).
+func (s *Summary) PlotX(path string) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s vs %s (best hyperparameters, mean and range over seeds)", label(s.YCol), label(s.XCol))
+	p.X.Label.Text = label(s.XCol)
+	p.Y.Label.Text = label(s.YCol)
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.YPosition = draw.PosBottom
+	logX := len(s.Points) > 0
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	for _, pt := range s.Points {
+		logX = logX && pt.X > 0
+		xmin, xmax = min(xmin, pt.X), max(xmax, pt.X)
+	}
+	if logX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	p.Add(plotter.NewGrid())
+	for i, name := range s.Series() {
+		var e errPoints
+		for _, pt := range s.Points {
+			if pt.Series == name {
+				e.XYs = append(e.XYs, plotter.XY{X: pt.X, Y: pt.Mean})
+				e.YErrors = append(e.YErrors, struct{ Low, High float64 }{pt.Mean - pt.Min, pt.Max - pt.Mean})
+			}
+		}
+		col := plotutil.Color(i)
+		if len(e.XYs) > 0 {
+			l, sc, err := plotter.NewLinePoints(e.XYs)
+			if err != nil {
+				return err
+			}
+			l.Color, sc.Color, sc.Shape = col, col, plotutil.Shape(i)
+			bars, err := plotter.NewYErrorBars(e)
+			if err != nil {
+				return err
+			}
+			bars.Color = col
+			p.Add(l, sc, bars)
+			p.Legend.Add(name, l, sc)
+		}
+		for _, b := range s.Baselines {
+			if b.Series != name || len(s.Points) == 0 {
+				continue
+			}
+			l, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: b.Mean}, {X: xmax, Y: b.Mean}})
+			if err != nil {
+				return err
+			}
+			l.Color, l.Dashes = col, []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(l)
+			p.Legend.Add(name+" (no noise)", l)
+		}
+	}
+	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+}
+
+// PlotRounds draws test accuracy against round for every plotted point's
+// chosen runs (mean over seeds), one color per series and one dash pattern
+// per x value.
+func (s *Summary) PlotRounds(dir, path string) error {
+	p := plot.New()
+	p.Title.Text = "test accuracy vs round (best hyperparameters, mean over seeds)"
+	p.X.Label.Text = "round"
+	p.Y.Label.Text = "test accuracy"
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.YPosition = draw.PosBottom
+	p.Add(plotter.NewGrid())
+	series := s.Series()
+	var xs []float64
+	for _, pt := range s.Points {
+		if !containsF(xs, pt.X) {
+			xs = append(xs, pt.X)
+		}
+	}
+	for _, pt := range append(append([]Point{}, s.Points...), s.Baselines...) {
+		curve, err := meanCurve(dir, pt.Dirs)
+		if err != nil {
+			return err
+		}
+		if len(curve) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(curve)
+		if err != nil {
+			return err
+		}
+		si := indexOf(series, pt.Series)
+		l.Color = plotutil.Color(si)
+		xi := indexOfF(xs, pt.X)
+		if xi < 0 {
+			xi = len(xs) // the baseline
+		}
+		l.Dashes = plotutil.Dashes(xi)
+		p.Add(l)
+		xl := fmt.Sprintf("%s=%g", shortLabel(s.XCol), pt.X)
+		if math.IsInf(pt.X, 1) {
+			xl = "no noise"
+		}
+		p.Legend.Add(pt.Series+", "+xl, l)
+	}
+	return p.Save(7*vg.Inch, 5*vg.Inch, path)
+}
+
+// meanCurve averages test_accuracy by round over the runs' metrics.csv.
+func meanCurve(dir string, dirs []string) (plotter.XYs, error) {
+	var sum plotter.XYs
+	n := 0
+	for _, d := range dirs {
+		rows, err := results.ReadMetrics(filepath.Join(dir, d, "metrics.csv"))
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			for _, r := range rows {
+				sum = append(sum, plotter.XY{X: float64(r.Round)})
+			}
+		}
+		if len(rows) != len(sum) {
+			continue // a different evaluation grid: skip rather than mix
+		}
+		for i, r := range rows {
+			a := r.TestAccuracy
+			if math.IsNaN(a) {
+				a = 0
+			}
+			sum[i].Y += a
+		}
+		n++
+	}
+	for i := range sum {
+		sum[i].Y /= float64(max(n, 1))
+	}
+	return sum, nil
+}
+
+// Report writes a small HTML page: the figures and the best-point table.
+func (s *Summary) Report(dir, path string, figs []string) error {
+	var b strings.Builder
+	name := filepath.Base(dir)
+	fmt.Fprintf(&b, "<!doctype html>\n<meta charset=\"utf-8\">\n<title>%s</title>\n", html.EscapeString(name))
+	b.WriteString("<style>body{font-family:sans-serif;max-width:60em;margin:auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:last-child{text-align:left}</style>\n")
+	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(name))
+	for _, f := range figs {
+		fmt.Fprintf(&b, "<p><img src=\"%s\" alt=\"%s\" style=\"max-width:100%%\"></p>\n", html.EscapeString(f), html.EscapeString(f))
+	}
+	fmt.Fprintf(&b, "<h2>Best hyperparameters per point</h2>\n<table>\n<tr><th>%s</th><th>%s</th><th>mean %s</th><th>min</th><th>max</th><th>seeds</th><th>chosen</th></tr>\n",
+		html.EscapeString(s.ByCol), html.EscapeString(s.XCol), html.EscapeString(s.YCol))
+	for _, p := range append(append([]Point{}, s.Points...), s.Baselines...) {
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%g</td><td>%.4f</td><td>%.4f</td><td>%.4f</td><td>%d</td><td>%s</td></tr>\n",
+			html.EscapeString(p.Series), p.X, p.Mean, p.Min, p.Max, p.Seeds, html.EscapeString(p.Hyper))
+	}
+	b.WriteString("</table>\n")
+	if s.Skipped > 0 {
+		fmt.Fprintf(&b, "<p>%d runs not finished (see index.csv).</p>\n", s.Skipped)
+	}
+	b.WriteString("<p>All runs: <a href=\"index.csv\">index.csv</a>.</p>\n")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(path, []byte(b.String()))
+}
+
+func label(col string) string {
+	switch col {
+	case "privacy.epsilon", "epsilon":
+		return "ε"
+	case "final_accuracy":
+		return "final test accuracy"
+	case "best_accuracy":
+		return "best test accuracy"
+	case "final_test_loss":
+		return "final test loss"
+	}
+	return col
+}
+
+func shortLabel(col string) string {
+	if l := label(col); l != col {
+		return l
+	}
+	if i := strings.LastIndexByte(col, '.'); i >= 0 {
+		return col[i+1:]
+	}
+	return col
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func indexOfF(xs []float64, x float64) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func containsF(xs []float64, x float64) bool { return indexOfF(xs, x) >= 0 }
