@@ -71,9 +71,19 @@ func (s *Summary) PlotX(path string) error {
 		logX = logX && pt.X > 0
 		xmin, xmax = min(xmin, pt.X), max(xmax, pt.X)
 	}
+	var xs []float64
+	for _, pt := range s.Points {
+		if !containsF(xs, pt.X) {
+			xs = append(xs, pt.X)
+		}
+	}
+	p.X.Tick.Marker = valueTicks(xs)
 	if logX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Min, p.X.Max = xmin/1.15, xmax*1.15 // room for the end markers
+	} else if xmax > xmin {
+		pad := (xmax - xmin) * 0.04
+		p.X.Min, p.X.Max = xmin-pad, xmax+pad
 	}
 	p.Add(plotter.NewGrid())
 	for i, name := range s.Series() {
@@ -219,6 +229,20 @@ func (s *Summary) Report(dir, path string, figs []string) error {
 		return err
 	}
 	return results.WriteFileAtomic(path, []byte(b.String()))
+}
+
+// valueTicks labels the x axis at the plotted x values.
+type valueTicks []float64
+
+// Ticks implements plot.Ticker.
+func (v valueTicks) Ticks(lo, hi float64) []plot.Tick {
+	var t []plot.Tick
+	for _, x := range v {
+		if x >= lo && x <= hi {
+			t = append(t, plot.Tick{Value: x, Label: fmt.Sprintf("%g", x)})
+		}
+	}
+	return t
 }
 
 func label(col string) string {
