@@ -124,6 +124,15 @@ type AggregatorConfig struct {
 	// Cache is the folder of optimized strategies (default: the user cache
 	// folder + /dpfl/strategies).
 	Cache string `yaml:"cache"`
+	// Workload (optimal-mf, bandmf) is the linear map the factorization is
+	// optimized for: prefix (the default: prefix sums, i.e. constant-LR SGD
+	// without momentum) or server (the server optimizer's own trajectory,
+	// A = S·diag(η)·M_β with server.momentum β and the server.lr_schedule
+	// factors η; D22 §4 and ALGORITHMS.md §7: optimal-mf is then optimal for
+	// that optimizer). Privacy does not depend on it. With momentum or a
+	// schedule, optimal-mf uses the dense eigensolver: O(rounds³) per
+	// iteration, minutes above ~1000 rounds.
+	Workload string `yaml:"workload"`
 	// NoiseMultiplier is sigma relative to sensitivity 1: the noise std on the
 	// sum is sigma · clip · sensitivity. Set it, or privacy.epsilon, not both;
 	// 0 trains without privacy.
@@ -145,6 +154,22 @@ type ServerConfig struct {
 	Optimizer string  `yaml:"optimizer"` // sgd
 	LR        float64 `yaml:"lr"`
 	Momentum  float64 `yaml:"momentum"`
+	// LRSchedule is the learning rate over the rounds: constant (the
+	// default: lr every round), linear or cosine (the shape of the ramps: a
+	// warmup from lr/warmup_rounds up to lr over the first warmup_rounds
+	// rounds, and a cooldown from lr down to final_lr_fraction × lr, reached
+	// in the last round, over the last cooldown_rounds rounds). The schedule
+	// is post-processing: it never changes the privacy accounting.
+	LRSchedule string `yaml:"lr_schedule"`
+	// WarmupRounds (linear, cosine): rounds of warmup (default 0: none).
+	WarmupRounds int `yaml:"warmup_rounds"`
+	// CooldownRounds (linear, cosine): rounds of cooldown (default 0:
+	// none). Warmup and cooldown must fit in the rounds together.
+	CooldownRounds int `yaml:"cooldown_rounds"`
+	// FinalLRFraction (with a cooldown): the learning-rate factor of the
+	// last round, in [0, 1] (default 0.05, the cooldown of D22 / NUMBERS
+	// §D.3).
+	FinalLRFraction *float64 `yaml:"final_lr_fraction"`
 }
 
 // EvalConfig is evaluation on the central test set.

@@ -20,6 +20,8 @@ var (
 	Aggregators    = []string{"dpfedavg", "tree", "optimal-mf", "bandmf", "nu-ftrl"}
 	Estimators     = []string{"vanilla", "online", "full"}
 	Optimizers     = []string{"sgd"}
+	LRSchedules    = []string{"constant", "linear", "cosine"}
+	Workloads      = []string{"prefix", "server"}
 )
 
 // Normalize fills in the defaults of unset optional fields.
@@ -84,6 +86,17 @@ func (c *Config) Normalize() {
 	}
 	if c.Server.Optimizer == "" {
 		c.Server.Optimizer = "sgd"
+	}
+	sv := &c.Server
+	if sv.LRSchedule == "" {
+		sv.LRSchedule = "constant"
+	}
+	if sv.CooldownRounds > 0 && sv.FinalLRFraction == nil {
+		f := 0.05
+		sv.FinalLRFraction = &f
+	}
+	if (ag.Kind == "optimal-mf" || ag.Kind == "bandmf") && ag.Workload == "" {
+		ag.Workload = "prefix"
 	}
 	if c.Eval.Every == 0 && c.Rounds > 0 {
 		c.Eval.Every = max(1, c.Rounds/20)
@@ -181,6 +194,7 @@ func (c *Config) Validate(src *Source) error {
 	if c.Server.Momentum < 0 || c.Server.Momentum >= 1 {
 		add("server.momentum", "%v must be in [0, 1)", c.Server.Momentum)
 	}
+	c.validateSchedule(add, oneOf)
 	positiveInt("eval.every", c.Eval.Every)
 	positiveInt("eval.batch", c.Eval.Batch)
 	return errors.Join(errs...)
@@ -262,6 +276,13 @@ func (c *Config) validateAggregator(add addFunc, oneOf oneOfFunc) {
 	only("aggregator.multi_epoch", ag.MultiEpoch, "optimal-mf")
 	only("aggregator.bands", ag.Bands != 0, "bandmf")
 	only("aggregator.nu", ag.Nu != nil, "nu-ftrl")
+	if ag.Workload != "" {
+		if ag.Kind != "optimal-mf" && ag.Kind != "bandmf" {
+			add("aggregator.workload", "only aggregator kinds optimal-mf and bandmf are optimized for a workload")
+		} else {
+			oneOf("aggregator.workload", ag.Workload, Workloads)
+		}
+	}
 	if ag.Kind == "tree" {
 		oneOf("aggregator.estimator", ag.Estimator, Estimators)
 	}
@@ -288,6 +309,37 @@ func (c *Config) validateAggregator(add addFunc, oneOf oneOfFunc) {
 		}
 		if ag.Kind == "bandmf" && ag.Bands == 0 && c.Participation.Kind != "kb" && c.Participation.Kind != "minsep" {
 			add("aggregator.bands", "required unless participation is kb or minsep (whose b is the default)")
+		}
+	}
+}
+
+func (c *Config) validateSchedule(add addFunc, oneOf oneOfFunc) {
+	sv := &c.Server
+	oneOf("server.lr_schedule", sv.LRSchedule, LRSchedules)
+	if sv.LRSchedule == "constant" {
+		if sv.WarmupRounds != 0 {
+			add("server.warmup_rounds", "only lr_schedule linear or cosine has a warmup")
+		}
+		if sv.CooldownRounds != 0 {
+			add("server.cooldown_rounds", "only lr_schedule linear or cosine has a cooldown")
+		}
+	} else if slices.Contains(LRSchedules, sv.LRSchedule) {
+		switch {
+		case sv.WarmupRounds < 0:
+			add("server.warmup_rounds", "%d must not be negative", sv.WarmupRounds)
+		case sv.CooldownRounds < 0:
+			add("server.cooldown_rounds", "%d must not be negative", sv.CooldownRounds)
+		case sv.WarmupRounds == 0 && sv.CooldownRounds == 0:
+			add("server.lr_schedule", "%s needs warmup_rounds or cooldown_rounds (or use constant)", sv.LRSchedule)
+		case c.Rounds > 0 && sv.WarmupRounds+sv.CooldownRounds > c.Rounds:
+			add("server.cooldown_rounds", "warmup_rounds %d + cooldown_rounds %d exceed rounds = %d", sv.WarmupRounds, sv.CooldownRounds, c.Rounds)
+		}
+	}
+	if f := sv.FinalLRFraction; f != nil {
+		if sv.CooldownRounds <= 0 {
+			add("server.final_lr_fraction", "only a cooldown (cooldown_rounds > 0) has a final fraction")
+		} else if !(*f >= 0 && *f <= 1) {
+			add("server.final_lr_fraction", "%v must be in [0, 1]", *f)
 		}
 	}
 }
