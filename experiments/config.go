@@ -107,7 +107,20 @@ type AggregatorConfig struct {
 	Clip float64 `yaml:"clip"` // L2 bound on each client's delta
 	// Estimator (tree): vanilla (sum of dyadic nodes), online (Honaker's
 	// estimator from below) or full (minimum-variance pseudo-inverse).
+	// DP-FTRLM (K21 §4.1) is kind tree with server.momentum (γ = 0.9 in
+	// K21) and server.lr = 1/λ: its momentum on the noisy prefix sums is
+	// exactly heavy-ball momentum on the per-round updates.
 	Estimator string `yaml:"estimator"`
+	// Restart (tree): none (the default: one tree over the whole run) or
+	// epoch (a new tree every participation.b rounds, K21 TreeRestart; needs
+	// participation kb or minsep). C is then block-diagonal with one tree
+	// per block; the sensitivity is computed exactly for the blocks (under
+	// (k,b) or b-min-sep, k̂·(per-tree levels) when each client takes part
+	// once per block).
+	Restart string `yaml:"restart"`
+	// RestartEvery (tree): start a new tree every this many rounds (default
+	// 0: no restarts; exclusive with restart: epoch).
+	RestartEvery int `yaml:"restart_every"`
 	// MultiEpoch (optimal-mf): optimize for (k,b)/min-sep participation
 	// with the participation's b (multi-epoch MF) instead of single
 	// participation.

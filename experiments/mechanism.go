@@ -67,6 +67,10 @@ func (p *Plan) buildStrategy(ctx context.Context) error {
 	if ag.Nu != nil {
 		scfg.Nu = *ag.Nu
 	}
+	scfg.RestartEvery = ag.RestartEvery
+	if ag.Restart == "epoch" {
+		scfg.RestartEvery = cfg.Participation.B
+	}
 	if ag.Kind == "bandmf" && ag.Bands == 0 {
 		scfg.Bands = min(cfg.Participation.B, cfg.Rounds)
 	}

@@ -72,6 +72,9 @@ func (c *Config) Normalize() {
 	if ag.Kind == "tree" && ag.Estimator == "" {
 		ag.Estimator = "online"
 	}
+	if ag.Kind == "tree" && ag.Restart == "" {
+		ag.Restart = "none"
+	}
 	if ag.Kind != "dpfedavg" && ag.Memory == "" {
 		ag.Memory = "store"
 	}
@@ -283,8 +286,19 @@ func (c *Config) validateAggregator(add addFunc, oneOf oneOfFunc) {
 			oneOf("aggregator.workload", ag.Workload, Workloads)
 		}
 	}
+	only("aggregator.restart", ag.Restart != "", "tree")
+	only("aggregator.restart_every", ag.RestartEvery != 0, "tree")
 	if ag.Kind == "tree" {
 		oneOf("aggregator.estimator", ag.Estimator, Estimators)
+		oneOf("aggregator.restart", ag.Restart, []string{"none", "epoch"})
+		switch {
+		case ag.RestartEvery < 0:
+			add("aggregator.restart_every", "%d must not be negative (0: no restarts)", ag.RestartEvery)
+		case ag.RestartEvery > 0 && ag.Restart == "epoch":
+			add("aggregator.restart_every", "set either restart: epoch or restart_every, not both")
+		case ag.Restart == "epoch" && c.Participation.Kind != "kb" && c.Participation.Kind != "minsep":
+			add("aggregator.restart", "epoch needs participation kind kb or minsep (its b is the epoch)")
+		}
 	}
 	if ag.Nu != nil && !(*ag.Nu >= 0 && *ag.Nu < 1) {
 		add("aggregator.nu", "%v must be in [0, 1)", *ag.Nu)
