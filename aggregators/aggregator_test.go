@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"dpfl/aggregators/strategy"
 	"dpfl/sim/rng"
 )
 
@@ -124,8 +125,8 @@ func TestDPFedAvgNoise(t *testing.T) {
 func TestServerSGDMomentum(t *testing.T) {
 	s := &ServerSGD{LR: 0.5, Momentum: 0.9}
 	theta := []float32{1}
-	s.Step(theta, []float32{1}) // m = 1, theta = 0.5
-	s.Step(theta, []float32{1}) // m = 1.9, theta = 0.5 - 0.95
+	s.Step(theta, []float32{1}, 0) // m = 1, theta = 0.5
+	s.Step(theta, []float32{1}, 1) // m = 1.9, theta = 0.5 - 0.95
 	if math.Abs(float64(theta[0])-(-0.45)) > 1e-6 {
 		t.Fatalf("theta %v, want -0.45", theta[0])
 	}
@@ -141,25 +142,74 @@ func TestServerSGDResume(t *testing.T) {
 	updates := [][]float32{{1, -2}, {0.5, 0.25}, {-1, 3}, {2, 2}, {0.1, -0.3}, {-0.7, 0.2}, {1.5, 1}}
 	straight := &ServerSGD{LR: 0.3, Momentum: 0.9}
 	want := []float32{0.5, -1}
-	for _, u := range updates {
-		straight.Step(want, u)
+	for t, u := range updates {
+		straight.Step(want, u, t)
 	}
 	for _, restore := range []bool{true, false} {
 		first := &ServerSGD{LR: 0.3, Momentum: 0.9}
 		theta := []float32{0.5, -1}
-		for _, u := range updates[:3] {
-			first.Step(theta, u)
+		for t, u := range updates[:3] {
+			first.Step(theta, u, t)
 		}
 		saved := slices.Clone(first.MomentumState())
 		second := &ServerSGD{LR: 0.3, Momentum: 0.9}
 		if restore {
 			second.SetMomentumState(saved)
 		}
-		for _, u := range updates[3:] {
-			second.Step(theta, u)
+		for t, u := range updates[3:] {
+			second.Step(theta, u, 3+t)
 		}
 		if slices.Equal(theta, want) != restore {
 			t.Fatalf("restore %v: theta %v, straight run %v", restore, theta, want)
+		}
+	}
+}
+
+// TestLRSchedule: the linear cooldown equals strategy.LinearCooldown (the
+// NUMBERS.md §D.3 workload) to 1e-15; warmup reaches 1 at its last round;
+// cosine and linear agree at the ends and midpoint and cosine is below
+// linear in the first half of a warmup; Step uses the round's factor; bad
+// schedules are refused.
+func TestLRSchedule(t *testing.T) {
+	lin := LRSchedule{Shape: LinearLR, Rounds: 256, Cooldown: 64, Final: 0.05}
+	want := strategy.LinearCooldown(256, 64, 0.05)
+	for r, f := range lin.Factors() {
+		if math.Abs(f-want[r]) > 1e-15 {
+			t.Fatalf("round %d: factor %v, LinearCooldown %v", r, f, want[r])
+		}
+	}
+	w := LRSchedule{Shape: LinearLR, Rounds: 20, Warmup: 4, Cooldown: 5, Final: 0.1}
+	wantW := []float64{0.25, 0.5, 0.75, 1, 1}
+	for r, x := range wantW {
+		if math.Abs(w.Factor(r)-x) > 1e-15 {
+			t.Fatalf("warmup round %d: %v, want %v", r, w.Factor(r), x)
+		}
+	}
+	if math.Abs(w.Factor(19)-0.1) > 1e-15 || math.Abs(w.Factor(14)-1) > 1e-15 || math.Abs(w.Factor(17)-(1-0.9*3/5.0)) > 1e-15 {
+		t.Fatalf("cooldown factors %v", w.Factors())
+	}
+	c := w
+	c.Shape = CosineLR
+	if math.Abs(c.Factor(1)-0.5) > 1e-15 || math.Abs(c.Factor(3)-1) > 1e-15 || math.Abs(c.Factor(19)-0.1) > 1e-15 || !(c.Factor(0) < w.Factor(0)) {
+		t.Fatalf("cosine factors %v", c.Factors())
+	}
+	if (LRSchedule{}).Factors() != nil || (LRSchedule{}).Factor(1000) != 1 {
+		t.Fatal("the zero schedule is not constant")
+	}
+	s := &ServerSGD{LR: 2, Schedule: w}
+	theta := []float32{0}
+	s.Step(theta, []float32{1}, 19)
+	if math.Abs(float64(theta[0])+0.2) > 1e-7 {
+		t.Fatalf("step at round 19: theta %v, want -0.2", theta[0])
+	}
+	for _, bad := range []LRSchedule{
+		{Shape: ConstantLR, Warmup: 1, Rounds: 10},
+		{Shape: LinearLR, Rounds: 10, Warmup: 6, Cooldown: 5},
+		{Shape: CosineLR, Rounds: 10, Cooldown: 5, Final: 1.5},
+		{Shape: LRShape(7), Rounds: 10},
+	} {
+		if bad.Validate() == nil {
+			t.Errorf("schedule %+v accepted", bad)
 		}
 	}
 }

@@ -9,13 +9,21 @@ import (
 	"dpfl/sim/rng"
 )
 
+// prefixWeighted is a tree strategy (one tree, or restarted trees): its
+// noise is the first differences of its prefix estimator's weights.
+type prefixWeighted interface {
+	PrefixWeights() (*mat.Dense, error)
+}
+
 // NoiseWeights returns the weight matrix W of a strategy's gradient-space
 // noise, w = W z (rounds × latents): C̃⁻¹ for strategies with a square
 // lower-triangular factor, and for trees the first differences of the
 // estimator's prefix weights (the noise added in round t is the estimate of
-// prefix t minus that of prefix t−1, K21 Thm B.1), over one latent per node.
+// prefix t minus that of prefix t−1, K21 Thm B.1), over one latent per node;
+// for restarted trees the weights are block-diagonal (a block's first round
+// gets its own tree's first estimate).
 func NoiseWeights(s strategy.Strategy) (*mat.Dense, error) {
-	if t, ok := s.(*strategy.Tree); ok {
+	if t, ok := s.(prefixWeighted); ok {
 		pw, err := t.PrefixWeights()
 		if err != nil {
 			return nil, err
@@ -69,7 +77,7 @@ func NoiseFor(s strategy.Strategy, root rng.Root, d int, mode Mode) (NoiseSource
 		return nil, err
 	}
 	label := "noise"
-	if _, ok := s.(*strategy.Tree); ok {
+	if _, ok := s.(prefixWeighted); ok {
 		label = "noise/tree-node"
 	}
 	return NewLinear(w, label, root, d, mode), nil

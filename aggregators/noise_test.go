@@ -30,7 +30,8 @@ func strategies(t *testing.T, n int) []strategy.Strategy {
 	w := strategy.Prefix(n)
 	var out []strategy.Strategy
 	out = append(out, strategy.NewIdentity(n), strategy.NewTree(n, strategy.TreeVanilla), strategy.NewTree(n, strategy.TreeOnline),
-		strategy.NewTree(n, strategy.TreeFull), strategy.NewNu(n, 0.05))
+		strategy.NewTree(n, strategy.TreeFull), strategy.NewNu(n, 0.05),
+		strategy.NewTreeRestarts(n, 4, strategy.TreeOnline), strategy.NewTreeRestarts(n, 3, strategy.TreeFull))
 	opt, err := strategy.OptimalSingle(ctx, w, strategy.FixedPointOptions{Gap: 1e-8})
 	if err != nil {
 		t.Fatal(err)
@@ -53,9 +54,9 @@ func TestNoiseMatchesMaterializedProduct(t *testing.T) {
 	for _, s := range strategies(t, n) {
 		var want mat.Dense
 		label := "noise"
-		if _, ok := s.(*strategy.Tree); ok {
+		if tr, ok := s.(prefixWeighted); ok {
 			label = "noise/tree-node"
-			pw, _ := s.(*strategy.Tree).PrefixWeights()
+			pw, _ := tr.PrefixWeights()
 			_, m := pw.Dims()
 			var prefix mat.Dense
 			prefix.Mul(pw, latentMatrix(root, label, m, d))
@@ -229,5 +230,70 @@ func TestSeekNegativeControl(t *testing.T) {
 	b.Next(y, 5)
 	if slices.Equal(x, y) {
 		t.Fatal("a banded source without its history reproduced round 5")
+	}
+}
+
+// TestDPFTRLMIsServerMomentum: DP-FTRLM (K21 §4.1: v_t = γ v_{t−1} + s_t,
+// θ_{t+1} = θ_0 − v_t/λ, with s_t the tree's noisy prefix sum of the
+// gradients) is the Correlated aggregator with tree noise followed by
+// ServerSGD with momentum γ and learning rate 1/λ: the two trajectories
+// agree to float32 rounding (1e-5 relative); with the momentum left out of
+// the server the trajectory differs (negative control).
+func TestDPFTRLMIsServerMomentum(t *testing.T) {
+	const n, d, gamma, lambda, std = 16, 4, 0.9, 2.0, 0.3
+	root := rng.New(21)
+	for _, s := range []strategy.Strategy{strategy.NewTree(n, strategy.TreeOnline), strategy.NewTreeRestarts(n, 5, strategy.TreeVanilla)} {
+		pw, err := s.(prefixWeighted).PrefixWeights()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, m := pw.Dims()
+		var noise mat.Dense // prefix estimates' noise, n × d
+		noise.Mul(pw, latentMatrix(root, "noise/tree-node", m, d))
+		grads := make([][]float32, n)
+		r := root.Stream("test/grads")
+		for i := range grads {
+			grads[i] = make([]float32, d)
+			for j := range grads[i] {
+				grads[i][j] = float32(0.1 * r.NormFloat64())
+			}
+		}
+		// K21's form.
+		theta0 := []float64{1, -1, 0.5, 2}
+		want := make([][]float64, n)
+		v, prefix := make([]float64, d), make([]float64, d)
+		for t0 := 0; t0 < n; t0++ {
+			want[t0] = make([]float64, d)
+			for j := 0; j < d; j++ {
+				prefix[j] += float64(grads[t0][j])
+				v[j] = gamma*v[j] + prefix[j] + std*noise.At(t0, j)
+				want[t0][j] = theta0[j] - v[j]/lambda
+			}
+		}
+		for _, momentum := range []float64{gamma, 0} {
+			src, err := NoiseFor(s, root, d, Store)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agg := &Correlated{Clip: 100, NoiseStd: std, ExpectedCohort: 1, Noise: src}
+			server := &ServerSGD{LR: 1 / lambda, Momentum: momentum}
+			theta := []float32{1, -1, 0.5, 2}
+			u := make([]float32, d)
+			match := true
+			for t0 := 0; t0 < n; t0++ {
+				if _, err := agg.Aggregate(u, t0, seqOf([][]float32{slices.Clone(grads[t0])})); err != nil {
+					t.Fatal(err)
+				}
+				server.Step(theta, u, t0)
+				for j := range theta {
+					if math.Abs(float64(theta[j])-want[t0][j]) > 1e-5*(1+math.Abs(want[t0][j])) {
+						match = false
+					}
+				}
+			}
+			if match != (momentum == gamma) {
+				t.Fatalf("%s, server momentum %v: matches DP-FTRLM = %v", s.Name(), momentum, match)
+			}
+		}
 	}
 }

@@ -107,7 +107,20 @@ type AggregatorConfig struct {
 	Clip float64 `yaml:"clip"` // L2 bound on each client's delta
 	// Estimator (tree): vanilla (sum of dyadic nodes), online (Honaker's
 	// estimator from below) or full (minimum-variance pseudo-inverse).
+	// DP-FTRLM (K21 §4.1) is kind tree with server.momentum (γ = 0.9 in
+	// K21) and server.lr = 1/λ: its momentum on the noisy prefix sums is
+	// exactly heavy-ball momentum on the per-round updates.
 	Estimator string `yaml:"estimator"`
+	// Restart (tree): none (the default: one tree over the whole run) or
+	// epoch (a new tree every participation.b rounds, K21 TreeRestart; needs
+	// participation kb or minsep). C is then block-diagonal with one tree
+	// per block; the sensitivity is computed exactly for the blocks (under
+	// (k,b) or b-min-sep, k̂·(per-tree levels) when each client takes part
+	// once per block).
+	Restart string `yaml:"restart"`
+	// RestartEvery (tree): start a new tree every this many rounds (default
+	// 0: no restarts; exclusive with restart: epoch).
+	RestartEvery int `yaml:"restart_every"`
 	// MultiEpoch (optimal-mf): optimize for (k,b)/min-sep participation
 	// with the participation's b (multi-epoch MF) instead of single
 	// participation.
@@ -124,6 +137,15 @@ type AggregatorConfig struct {
 	// Cache is the folder of optimized strategies (default: the user cache
 	// folder + /dpfl/strategies).
 	Cache string `yaml:"cache"`
+	// Workload (optimal-mf, bandmf) is the linear map the factorization is
+	// optimized for: prefix (the default: prefix sums, i.e. constant-LR SGD
+	// without momentum) or server (the server optimizer's own trajectory,
+	// A = S·diag(η)·M_β with server.momentum β and the server.lr_schedule
+	// factors η; D22 §4 and ALGORITHMS.md §7: optimal-mf is then optimal for
+	// that optimizer). Privacy does not depend on it. With momentum or a
+	// schedule, optimal-mf uses the dense eigensolver: O(rounds³) per
+	// iteration, minutes above ~1000 rounds.
+	Workload string `yaml:"workload"`
 	// NoiseMultiplier is sigma relative to sensitivity 1: the noise std on the
 	// sum is sigma · clip · sensitivity. Set it, or privacy.epsilon, not both;
 	// 0 trains without privacy.
@@ -145,6 +167,22 @@ type ServerConfig struct {
 	Optimizer string  `yaml:"optimizer"` // sgd
 	LR        float64 `yaml:"lr"`
 	Momentum  float64 `yaml:"momentum"`
+	// LRSchedule is the learning rate over the rounds: constant (the
+	// default: lr every round), linear or cosine (the shape of the ramps: a
+	// warmup from lr/warmup_rounds up to lr over the first warmup_rounds
+	// rounds, and a cooldown from lr down to final_lr_fraction × lr, reached
+	// in the last round, over the last cooldown_rounds rounds). The schedule
+	// is post-processing: it never changes the privacy accounting.
+	LRSchedule string `yaml:"lr_schedule"`
+	// WarmupRounds (linear, cosine): rounds of warmup (default 0: none).
+	WarmupRounds int `yaml:"warmup_rounds"`
+	// CooldownRounds (linear, cosine): rounds of cooldown (default 0:
+	// none). Warmup and cooldown must fit in the rounds together.
+	CooldownRounds int `yaml:"cooldown_rounds"`
+	// FinalLRFraction (with a cooldown): the learning-rate factor of the
+	// last round, in [0, 1] (default 0.05, the cooldown of D22 / NUMBERS
+	// §D.3).
+	FinalLRFraction *float64 `yaml:"final_lr_fraction"`
 }
 
 // EvalConfig is evaluation on the central test set.

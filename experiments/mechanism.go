@@ -63,9 +63,13 @@ func (p *Plan) buildStrategy(ctx context.Context) error {
 	if dir != "" {
 		cache = &strategy.Cache{Dir: dir}
 	}
-	scfg := strategy.Config{Workload: strategy.Prefix(cfg.Rounds), Participation: part, Bands: ag.Bands, Nu: -1, Cache: cache}
+	scfg := strategy.Config{Workload: cfg.strategyWorkload(), Participation: part, Bands: ag.Bands, Nu: -1, Cache: cache}
 	if ag.Nu != nil {
 		scfg.Nu = *ag.Nu
+	}
+	scfg.RestartEvery = ag.RestartEvery
+	if ag.Restart == "epoch" {
+		scfg.RestartEvery = cfg.Participation.B
 	}
 	if ag.Kind == "bandmf" && ag.Bands == 0 {
 		scfg.Bands = min(cfg.Participation.B, cfg.Rounds)
@@ -105,4 +109,25 @@ func (p *Plan) noiseSource(root rng.Root, d int) (aggregators.NoiseSource, error
 		}
 	}
 	return src, nil
+}
+
+// lrSchedule is the server's learning-rate schedule.
+func (c *Config) lrSchedule() aggregators.LRSchedule {
+	sv := c.Server
+	shape := map[string]aggregators.LRShape{"linear": aggregators.LinearLR, "cosine": aggregators.CosineLR}[sv.LRSchedule]
+	s := aggregators.LRSchedule{Shape: shape, Rounds: c.Rounds, Warmup: sv.WarmupRounds, Cooldown: sv.CooldownRounds}
+	if sv.FinalLRFraction != nil {
+		s.Final = *sv.FinalLRFraction
+	}
+	return s
+}
+
+// strategyWorkload is the workload the aggregator's strategy is optimized
+// for: prefix sums, or (aggregator.workload: server) the server optimizer's
+// momentum and learning-rate schedule.
+func (c *Config) strategyWorkload() *strategy.Workload {
+	if c.Aggregator.Workload == "server" {
+		return strategy.Momentum(c.Rounds, c.Server.Momentum, c.lrSchedule().Factors())
+	}
+	return strategy.Prefix(c.Rounds)
 }

@@ -48,7 +48,7 @@ func TestMechanismSensitivityGlue(t *testing.T) {
 // TestCorrelatedAggregatorsTrain: short private runs with each correlated
 // aggregator learn well above chance on MNIST.
 func TestCorrelatedAggregatorsTrain(t *testing.T) {
-	for _, agg := range []string{"  kind: tree\n", "  kind: bandmf\n", "  kind: nu-ftrl\n  memory: regenerate\n", "  kind: optimal-mf\n"} {
+	for _, agg := range []string{"  kind: tree\n", "  kind: tree\n  restart_every: 4\n", "  kind: bandmf\n", "  kind: nu-ftrl\n  memory: regenerate\n", "  kind: optimal-mf\n"} {
 		y := aggRun(12, "  kind: minsep\n  cohort: 200\n  k: 2\n  b: 5\n", agg+"  cache: "+t.TempDir()+"\n")
 		res, _ := runConfig(t, strings.Replace(y, "clients: 2000", "clients: 6000", 1), 2)
 		if res.Summary.FinalAccuracy < 0.5 {
@@ -65,5 +65,38 @@ func TestMemoryBudgetRefused(t *testing.T) {
 	_, err = Run(t.Context(), cfg, Options{OutDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "over aggregator.memory_budget_mb = 0") || !strings.Contains(err.Error(), "memory: regenerate") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestTreeRestartsPlan: restarting the tree every (k,b) epoch (restart:
+// epoch, or restart_every: b) makes each client take part once per tree:
+// sens² = k·⌈log₂(b+1)⌉ = 4·4 at b = 10, below the single tree's; the
+// calibrated epsilon stays on target; restart mistakes name their key.
+func TestTreeRestartsPlan(t *testing.T) {
+	part := "  kind: kb\n  cohort: 50\n  k: 4\n  b: 10\n"
+	var sens []float64
+	for _, agg := range []string{"  kind: tree\n  restart: epoch\n", "  kind: tree\n  restart_every: 10\n", "  kind: tree\n"} {
+		p := accountOf(t, aggRun(40, part, agg))
+		sens = append(sens, p.Privacy.Sensitivity)
+		if e := p.Privacy.Final.Epsilon; e > 4 || e < 4*(1-1e-4) {
+			t.Fatalf("%q: calibrated epsilon %v", agg, e)
+		}
+	}
+	if math.Abs(sens[0]-4) > 1e-12 || sens[1] != sens[0] || !(sens[2] > sens[0]) {
+		t.Fatalf("sensitivities (epoch, every 10, none): %v, want 4, 4, more", sens)
+	}
+	bad := map[string]string{
+		"  kind: tree\n  restart: epoch\n  restart_every: 5\n": "aggregator.restart_every: set either restart: epoch or restart_every",
+		"  kind: bandmf\n  restart_every: 5\n":                 "aggregator.restart_every: only aggregator kind tree uses it",
+		"  kind: tree\n  restart: daily\n":                     `aggregator.restart: unknown value "daily"`,
+	}
+	for agg, msg := range bad {
+		if _, _, err := Load([]byte(aggRun(40, part, agg)), "p.yaml"); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: error %v, want %q", agg, err, msg)
+		}
+	}
+	if _, _, err := Load([]byte(aggRun(40, "  kind: single\n  cohort: 10\n", "  kind: tree\n  restart: epoch\n")), "p.yaml"); err == nil ||
+		!strings.Contains(err.Error(), "aggregator.restart: epoch needs participation kind kb or minsep") {
+		t.Errorf("epoch restart under single participation: %v", err)
 	}
 }

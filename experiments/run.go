@@ -301,7 +301,7 @@ func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 		}
 		agg = &aggregators.Correlated{Clip: cfg.Aggregator.Clip, NoiseStd: acc.NoiseStd, ExpectedCohort: acc.Denominator, Noise: src}
 	}
-	server := &aggregators.ServerSGD{LR: cfg.Server.LR, Momentum: cfg.Server.Momentum}
+	server := &aggregators.ServerSGD{LR: cfg.Server.LR, Momentum: cfg.Server.Momentum, Schedule: cfg.lrSchedule()}
 	if err := server.Validate(); err != nil {
 		return nil, err
 	}

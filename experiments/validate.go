@@ -20,6 +20,8 @@ var (
 	Aggregators    = []string{"dpfedavg", "tree", "optimal-mf", "bandmf", "nu-ftrl"}
 	Estimators     = []string{"vanilla", "online", "full"}
 	Optimizers     = []string{"sgd"}
+	LRSchedules    = []string{"constant", "linear", "cosine"}
+	Workloads      = []string{"prefix", "server"}
 )
 
 // Normalize fills in the defaults of unset optional fields.
@@ -70,6 +72,9 @@ func (c *Config) Normalize() {
 	if ag.Kind == "tree" && ag.Estimator == "" {
 		ag.Estimator = "online"
 	}
+	if ag.Kind == "tree" && ag.Restart == "" {
+		ag.Restart = "none"
+	}
 	if ag.Kind != "dpfedavg" && ag.Memory == "" {
 		ag.Memory = "store"
 	}
@@ -84,6 +89,17 @@ func (c *Config) Normalize() {
 	}
 	if c.Server.Optimizer == "" {
 		c.Server.Optimizer = "sgd"
+	}
+	sv := &c.Server
+	if sv.LRSchedule == "" {
+		sv.LRSchedule = "constant"
+	}
+	if sv.CooldownRounds > 0 && sv.FinalLRFraction == nil {
+		f := 0.05
+		sv.FinalLRFraction = &f
+	}
+	if (ag.Kind == "optimal-mf" || ag.Kind == "bandmf") && ag.Workload == "" {
+		ag.Workload = "prefix"
 	}
 	if c.Eval.Every == 0 && c.Rounds > 0 {
 		c.Eval.Every = max(1, c.Rounds/20)
@@ -181,6 +197,7 @@ func (c *Config) Validate(src *Source) error {
 	if c.Server.Momentum < 0 || c.Server.Momentum >= 1 {
 		add("server.momentum", "%v must be in [0, 1)", c.Server.Momentum)
 	}
+	c.validateSchedule(add, oneOf)
 	positiveInt("eval.every", c.Eval.Every)
 	positiveInt("eval.batch", c.Eval.Batch)
 	return errors.Join(errs...)
@@ -262,8 +279,26 @@ func (c *Config) validateAggregator(add addFunc, oneOf oneOfFunc) {
 	only("aggregator.multi_epoch", ag.MultiEpoch, "optimal-mf")
 	only("aggregator.bands", ag.Bands != 0, "bandmf")
 	only("aggregator.nu", ag.Nu != nil, "nu-ftrl")
+	if ag.Workload != "" {
+		if ag.Kind != "optimal-mf" && ag.Kind != "bandmf" {
+			add("aggregator.workload", "only aggregator kinds optimal-mf and bandmf are optimized for a workload")
+		} else {
+			oneOf("aggregator.workload", ag.Workload, Workloads)
+		}
+	}
+	only("aggregator.restart", ag.Restart != "", "tree")
+	only("aggregator.restart_every", ag.RestartEvery != 0, "tree")
 	if ag.Kind == "tree" {
 		oneOf("aggregator.estimator", ag.Estimator, Estimators)
+		oneOf("aggregator.restart", ag.Restart, []string{"none", "epoch"})
+		switch {
+		case ag.RestartEvery < 0:
+			add("aggregator.restart_every", "%d must not be negative (0: no restarts)", ag.RestartEvery)
+		case ag.RestartEvery > 0 && ag.Restart == "epoch":
+			add("aggregator.restart_every", "set either restart: epoch or restart_every, not both")
+		case ag.Restart == "epoch" && c.Participation.Kind != "kb" && c.Participation.Kind != "minsep":
+			add("aggregator.restart", "epoch needs participation kind kb or minsep (its b is the epoch)")
+		}
 	}
 	if ag.Nu != nil && !(*ag.Nu >= 0 && *ag.Nu < 1) {
 		add("aggregator.nu", "%v must be in [0, 1)", *ag.Nu)
@@ -288,6 +323,37 @@ func (c *Config) validateAggregator(add addFunc, oneOf oneOfFunc) {
 		}
 		if ag.Kind == "bandmf" && ag.Bands == 0 && c.Participation.Kind != "kb" && c.Participation.Kind != "minsep" {
 			add("aggregator.bands", "required unless participation is kb or minsep (whose b is the default)")
+		}
+	}
+}
+
+func (c *Config) validateSchedule(add addFunc, oneOf oneOfFunc) {
+	sv := &c.Server
+	oneOf("server.lr_schedule", sv.LRSchedule, LRSchedules)
+	if sv.LRSchedule == "constant" {
+		if sv.WarmupRounds != 0 {
+			add("server.warmup_rounds", "only lr_schedule linear or cosine has a warmup")
+		}
+		if sv.CooldownRounds != 0 {
+			add("server.cooldown_rounds", "only lr_schedule linear or cosine has a cooldown")
+		}
+	} else if slices.Contains(LRSchedules, sv.LRSchedule) {
+		switch {
+		case sv.WarmupRounds < 0:
+			add("server.warmup_rounds", "%d must not be negative", sv.WarmupRounds)
+		case sv.CooldownRounds < 0:
+			add("server.cooldown_rounds", "%d must not be negative", sv.CooldownRounds)
+		case sv.WarmupRounds == 0 && sv.CooldownRounds == 0:
+			add("server.lr_schedule", "%s needs warmup_rounds or cooldown_rounds (or use constant)", sv.LRSchedule)
+		case c.Rounds > 0 && sv.WarmupRounds+sv.CooldownRounds > c.Rounds:
+			add("server.cooldown_rounds", "warmup_rounds %d + cooldown_rounds %d exceed rounds = %d", sv.WarmupRounds, sv.CooldownRounds, c.Rounds)
+		}
+	}
+	if f := sv.FinalLRFraction; f != nil {
+		if sv.CooldownRounds <= 0 {
+			add("server.final_lr_fraction", "only a cooldown (cooldown_rounds > 0) has a final fraction")
+		} else if !(*f >= 0 && *f <= 1) {
+			add("server.final_lr_fraction", "%v must be in [0, 1]", *f)
 		}
 	}
 }

@@ -206,7 +206,7 @@ func Run(ctx context.Context, s Spec, onRound func(Round)) (Summary, error) {
 		if err := ctx.Err(); err != nil {
 			return stop(err)
 		}
-		s.Server.Step(theta, update)
+		s.Server.Step(theta, update, t)
 		if !finite(theta) {
 			return sum, fmt.Errorf("%w after round %d", ErrDiverged, t+1)
 		}

@@ -19,6 +19,9 @@ type Config struct {
 	// Nu is ν for ν-DP-FTRL; negative means tune it on a 0.0005 grid by the
 	// single-participation prefix-sum loss (CN24 §4).
 	Nu float64
+	// RestartEvery, if positive, restarts the tree strategies (tree,
+	// tree-online, tree-full) every RestartEvery rounds (TreeRestarts).
+	RestartEvery int
 	// Gap is the fixed point's target relative gap (0: 1e-6).
 	Gap float64
 	// LBFGS controls bandmf and multi-epoch.
@@ -36,12 +39,12 @@ func Build(ctx context.Context, name string, cfg Config) (Strategy, error) {
 	switch name {
 	case "identity":
 		return NewIdentity(n), nil
-	case "tree":
-		return NewTree(n, TreeVanilla), nil
-	case "tree-online":
-		return NewTree(n, TreeOnline), nil
-	case "tree-full":
-		return NewTree(n, TreeFull), nil
+	case "tree", "tree-online", "tree-full":
+		est := map[string]TreeEstimator{"tree": TreeVanilla, "tree-online": TreeOnline, "tree-full": TreeFull}[name]
+		if cfg.RestartEvery > 0 {
+			return NewTreeRestarts(n, cfg.RestartEvery, est), nil
+		}
+		return NewTree(n, est), nil
 	case "nu":
 		nu := cfg.Nu
 		if nu < 0 {

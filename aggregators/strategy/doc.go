@@ -6,7 +6,8 @@
 // per-round cost of generating the noise.
 //
 // Strategies (ALGORITHMS.md §5): identity (DP-SGD / DP-FedAvg), the binary tree
-// with three estimators (vanilla, Honaker online, full pseudo-inverse), the
+// with three estimators (vanilla, Honaker online, full pseudo-inverse), also
+// restarted every R rounds (TreeRestarts: block-diagonal C, K21 TreeRestart), the
 // optimal dense factorization for single participation (fixed point of
 // Denisov et al. 2022 with its dual certificate), multi-epoch optimal MF under
 // (k,b)-participation (equal column norms, columns of one participation pattern

@@ -157,25 +157,7 @@ func (t *Tree) Decoder(wl *Workload) (*mat.Dense, error) {
 	if err != nil {
 		return nil, err
 	}
-	if wl.IsPrefix() {
-		return w, nil
-	}
-	// S⁻¹ W: first differences of rows.
-	m := len(t.nodes)
-	d := mat.NewDense(t.n, m, nil)
-	for r := t.n - 1; r >= 0; r-- {
-		row := d.RawRowView(r)
-		copy(row, w.RawRowView(r))
-		if r > 0 {
-			prev := w.RawRowView(r - 1)
-			for j := range row {
-				row[j] -= prev[j]
-			}
-		}
-	}
-	var b mat.Dense
-	b.Mul(wl.A(), d)
-	return &b, nil
+	return decodePrefix(w, wl), nil
 }
 
 // Sensitivity is exact for every schema: ⌈log₂(n+1)⌉ nodes per leaf under
@@ -211,12 +193,24 @@ func TreeMinSepSens2(n, k, b int) float64 {
 	if n <= 0 || k < 0 || b < 1 {
 		panic("strategy: bad tree sensitivity arguments")
 	}
-	var sizes []int
+	return forestMinSepSens2(forestSizes(nil, n), k, b)
+}
+
+// forestSizes appends the sizes of the complete dyadic trees of [0,n),
+// largest first (the binary expansion of n).
+func forestSizes(sizes []int, n int) []int {
 	for l := bits.Len(uint(n)) - 1; l >= 0; l-- {
 		if n&(1<<l) != 0 {
 			sizes = append(sizes, 1<<l)
 		}
 	}
+	return sizes
+}
+
+// forestMinSepSens2 is TreeMinSepSens2 for any sequence of consecutive
+// complete trees (power-of-two sizes, in round order): the nodes of a tree
+// restarted every few rounds are such a sequence.
+func forestMinSepSens2(sizes []int, k, b int) float64 {
 	d := &treeDP{b: b, memo: make(map[[4]int]float64)}
 	// g(idx, c, L): trees idx.. with at most c participations, first at
 	// offset ≥ L in tree idx.

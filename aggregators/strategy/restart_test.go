@@ -1,0 +1,112 @@
+package strategy
+
+import (
+	"math"
+	"math/bits"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TestTreeRestartsStructure: for every estimator, the prefix weights decode
+// prefix sums from the block-diagonal C (W C = S), B C = A for a momentum
+// workload, C is block-diagonal (no node spans two blocks) and restarting
+// every n rounds or more is the plain tree.
+func TestTreeRestartsStructure(t *testing.T) {
+	const n = 23
+	for _, est := range []TreeEstimator{TreeVanilla, TreeOnline, TreeFull} {
+		for _, every := range []int{1, 4, 7, 8} {
+			s := NewTreeRestarts(n, every, est)
+			w, err := s.PrefixWeights()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ws mat.Dense
+			ws.Mul(w, s.Encoder())
+			ws.Sub(&ws, Prefix(n).A())
+			if r := mat.Norm(&ws, math.Inf(1)); r > 1e-12 {
+				t.Fatalf("%s every %d: ‖W C − S‖∞ = %g", s.Name(), every, r)
+			}
+			wl := Momentum(n, 0.9, LinearCooldown(n, 5, 0.1))
+			m, err := Evaluate(s, wl, Participation{Kind: Single})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Residual > 1e-12 {
+				t.Fatalf("%s every %d: residual %g", s.Name(), every, m.Residual)
+			}
+			for _, nd := range s.Nodes() {
+				if nd.Start/every != (nd.Start+nd.Len-1)/every {
+					t.Fatalf("%s every %d: node %+v spans two blocks", s.Name(), every, nd)
+				}
+			}
+		}
+		one, plain := NewTreeRestarts(n, n+3, est), NewTree(n, est)
+		if !mat.Equal(one.Gram(), plain.Gram()) {
+			t.Fatalf("%v: restarting after the end changed the tree", est)
+		}
+	}
+}
+
+// TestTreeRestartsSensitivityBruteForce: the sensitivity under every schema
+// equals the brute-force maximum over all patterns of ‖C 1_π‖² on the
+// materialized block-diagonal Gram matrix (C ≥ 0, so that is exact), for
+// small n; the generic Thm 3 bound is never below it.
+func TestTreeRestartsSensitivityBruteForce(t *testing.T) {
+	for _, n := range []int{9, 13, 16} {
+		for _, every := range []int{2, 3, 4, 5, 8} {
+			s := NewTreeRestarts(n, every, TreeVanilla)
+			x := s.Gram()
+			ps := []Participation{{Kind: Single}}
+			for k := 1; k <= 4; k++ {
+				for b := 1; b <= 6; b++ {
+					ps = append(ps, Participation{Kind: MinSep, K: k, B: b}, Participation{Kind: KB, K: k, B: b})
+				}
+			}
+			for _, p := range ps {
+				if p.Kind == KB && (n+p.B-1)/p.B > p.K {
+					continue
+				}
+				got, err := s.Sensitivity(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := bruteSens2(x, p)
+				if math.Abs(got.Value*got.Value-want) > 1e-9 || !got.Exact {
+					t.Fatalf("n %d every %d %v: sens² %v (%s), brute force %v", n, every, p, got.Value*got.Value, got.Method, want)
+				}
+				if p.Kind == MinSep {
+					bound, _ := SensitivityOf(x, p)
+					if bound.Value < got.Value-1e-9 {
+						t.Fatalf("n %d every %d %v: generic bound %v below exact %v", n, every, p, bound.Value, got.Value)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTreeRestartsEpochClosedForm: restarting every b rounds under (k,b) or
+// b-min-sep, a client takes part at most once per tree, so sens² is k times
+// the per-tree sensitivity: k·(log₂ b + 1) for b a power of two, here at
+// n = 2048 (k = 8, b = 256) by the DP and by the generic (k,b) formula on
+// the materialized Gram matrix. Without restarts the tree's sensitivity is
+// larger (the participations share upper nodes).
+func TestTreeRestartsEpochClosedForm(t *testing.T) {
+	const n, k, b = 2048, 8, 256
+	s := NewTreeRestarts(n, b, TreeOnline)
+	want := float64(k * bits.Len(b))
+	for _, p := range []Participation{{Kind: MinSep, K: k, B: b}, {Kind: KB, K: k, B: b}} {
+		got, err := s.Sensitivity(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got.Value*got.Value-want) > 1e-9 {
+			t.Fatalf("%v: sens² %v (%s), want k·levels = %v", p, got.Value*got.Value, got.Method, want)
+		}
+	}
+	one, err := NewTree(n, TreeOnline).Sensitivity(Participation{Kind: KB, K: k, B: b})
+	if err != nil || !(one.Value*one.Value > want) {
+		t.Fatalf("one tree: sens² %v (%v), restarted %v", one.Value*one.Value, err, want)
+	}
+}
