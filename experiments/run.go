@@ -19,7 +19,6 @@ import (
 	"dpfl/aggregators/strategy"
 	"dpfl/clients"
 	"dpfl/datasets"
-	"dpfl/models"
 	"dpfl/participation"
 	"dpfl/privacy"
 	"dpfl/results"
@@ -68,6 +67,7 @@ func RunID(c *Config) string {
 type Plan struct {
 	Config   *Config
 	Data     *datasets.Federated
+	Clients  int // population size (from the data when it determines it)
 	Schedule *participation.Schedule
 	Stats    participation.Stats
 	Privacy  Accounting
@@ -110,25 +110,27 @@ func (a *Accounting) EpsilonThrough(t int, delta float64) (float64, error) {
 // baseDir (the config file's folder).
 func NewPlan(cfg *Config, baseDir string) (*Plan, error) {
 	root := rng.New(cfg.Seed)
-	train, test, err := datasets.LoadMNIST(resolve(baseDir, cfg.Data.Dir))
+	data, err := loadData(cfg, baseDir, root)
 	if err != nil {
 		return nil, err
 	}
-	data, err := datasets.NewFederated(cfg.Data.Dataset, train, test,
-		datasets.PartitionSpec{Kind: cfg.Data.Partition, Clients: cfg.Data.Clients, Alpha: cfg.Data.Alpha}, root.Stream("partition"))
-	if err != nil {
-		return nil, err
-	}
-	p := &Plan{Config: cfg, Data: data}
+	p := &Plan{Config: cfg, Data: data, Clients: data.NumClients()}
 	return p, p.schedule(root, baseDir)
 }
 
-// NewAccount plans the schedule and the privacy accounting without loading
-// the data (the population size is data.clients): what `dpfl account
-// CONFIG.yaml` prints.
+// NewAccount plans the schedule and the privacy accounting without training
+// (what `dpfl account CONFIG.yaml` prints). It needs only the population
+// size: data.clients for iid and dirichlet (no data read); the writer
+// partition counts the writers in the QMNIST label files; the text datasets
+// are read and tokenized, since their population depends on the text.
 func NewAccount(cfg *Config, baseDir string) (*Plan, error) {
-	p := &Plan{Config: cfg}
-	return p, p.schedule(rng.New(cfg.Seed), baseDir)
+	root := rng.New(cfg.Seed)
+	n, err := population(cfg, baseDir, root)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Config: cfg, Clients: n}
+	return p, p.schedule(root, baseDir)
 }
 
 // resolve makes a relative path relative to baseDir.
@@ -172,7 +174,7 @@ func (c *Config) planner(numClients int, root rng.Root, baseDir string) (partici
 			return p, err
 		}
 		if m := t.MaxClient(); m >= numClients {
-			return p, fmt.Errorf("experiments: participation.availability.file names client %d, but data.clients is %d (IDs are 0..%d)", m, numClients, numClients-1)
+			return p, fmt.Errorf("experiments: participation.availability.file names client %d, but the population has %d clients (IDs are 0..%d)", m, numClients, numClients-1)
 		}
 		p.Avail = t
 	default:
@@ -185,9 +187,9 @@ func (c *Config) planner(numClients int, root rng.Root, baseDir string) (partici
 // accounting for the participation that will actually happen.
 func (p *Plan) schedule(root rng.Root, baseDir string) error {
 	cfg := p.Config
-	n := cfg.Data.Clients // the partitions make exactly this many clients
-	if p.Data != nil && p.Data.NumClients() != n {
-		return fmt.Errorf("experiments: data has %d clients, config says %d", p.Data.NumClients(), n)
+	n := p.Clients
+	if pc := cfg.Participation; pc.Kind != "poisson" && pc.Cohort > n {
+		return fmt.Errorf("experiments: participation.cohort: %d clients per round cannot be drawn from the %d clients of the data", pc.Cohort, n)
 	}
 	planner, err := cfg.planner(n, root, baseDir)
 	if err != nil {
@@ -292,7 +294,7 @@ func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 	}
 	root := rng.New(cfg.Seed)
 	acc := &p.Privacy
-	mspec := models.Spec{Kind: cfg.Model.Kind, Hidden: cfg.Model.Hidden}
+	mspec := cfg.Model.spec()
 	var agg aggregators.Aggregator = aggregators.NewDPFedAvg(cfg.Aggregator.Clip, acc.NoiseStd, acc.Denominator, root)
 	if p.Strategy != nil {
 		src, err := p.noiseSource(root, mspec.NumParams(p.Data.Train.Dim, p.Data.Train.Classes))
@@ -487,7 +489,7 @@ func (p *Plan) Summary() results.Summary {
 	return results.Summary{
 		Name: cfg.Name, Delta: cfg.Privacy.Delta,
 		NoiseMultiplier: p.Privacy.Sigma, Sensitivity: p.Privacy.Sensitivity, NoiseStd: p.Privacy.NoiseStd,
-		Participation: cfg.Participation.describe(cfg.Data.Clients),
+		Participation: cfg.Participation.describe(p.Clients),
 		MaxPerClient:  p.Stats.MaxParticipations, MeanFill: p.Stats.MeanFill, MinSeparation: p.Stats.MinSeparation,
 	}
 }

@@ -7,14 +7,16 @@ import (
 	"slices"
 	"strings"
 
+	"dpfl/datasets"
+	"dpfl/models"
 	"dpfl/privacy"
 )
 
 // Known values of the configuration's kind fields.
 var (
-	Datasets       = []string{"mnist"}
-	Partitions     = []string{"iid", "dirichlet"}
-	ModelKinds     = []string{"logreg", "mlp"}
+	Datasets       = []string{"mnist", "debian", "text"}
+	Partitions     = []string{"iid", "dirichlet", "writer", "user"}
+	ModelKinds     = []string{"logreg", "mlp", "cnn", "cnn-large", "lstm"}
 	Participations = []string{"uniform", "single", "kb", "minsep", "poisson"}
 	Availabilities = []string{"always", "diurnal", "trace"}
 	Aggregators    = []string{"dpfedavg", "tree", "optimal-mf", "bandmf", "nu-ftrl"}
@@ -29,15 +31,8 @@ func (c *Config) Normalize() {
 	if c.Name == "" {
 		c.Name = "run"
 	}
-	if c.Data.Partition == "" {
-		c.Data.Partition = "iid"
-	}
-	if c.Data.Partition == "dirichlet" && c.Data.Alpha == 0 {
-		c.Data.Alpha = 0.5
-	}
-	if c.Model.Kind == "mlp" && len(c.Model.Hidden) == 0 {
-		c.Model.Hidden = []int{200}
-	}
+	c.Data.normalize()
+	c.Model.normalize()
 	if c.Client.Epochs == 0 {
 		c.Client.Epochs = 1
 	}
@@ -144,21 +139,8 @@ func (c *Config) Validate(src *Source) error {
 	}
 
 	positiveInt("rounds", c.Rounds)
-	oneOf("data.dataset", c.Data.Dataset, Datasets)
-	oneOf("data.partition", c.Data.Partition, Partitions)
-	positiveInt("data.clients", c.Data.Clients)
-	if c.Data.Partition == "dirichlet" {
-		positive("data.alpha", c.Data.Alpha)
-	}
-	oneOf("model.kind", c.Model.Kind, ModelKinds)
-	if c.Model.Kind == "logreg" && len(c.Model.Hidden) > 0 {
-		add("model.hidden", "logreg has no hidden layers (use kind: mlp)")
-	}
-	for i, h := range c.Model.Hidden {
-		if h <= 0 {
-			add(fmt.Sprintf("model.hidden[%d]", i), "width %d must be positive", h)
-		}
-	}
+	c.validateData(add, oneOf, positive, positiveInt)
+	c.validateModel(add, oneOf)
 	positiveInt("client.epochs", c.Client.Epochs)
 	positiveInt("client.batch_size", c.Client.BatchSize)
 	positive("client.lr", c.Client.LR)
@@ -355,5 +337,169 @@ func (c *Config) validateSchedule(add addFunc, oneOf oneOfFunc) {
 		} else if !(*f >= 0 && *f <= 1) {
 			add("server.final_lr_fraction", "%v must be in [0, 1]", *f)
 		}
+	}
+}
+
+// text reports whether the dataset is next-word text (one client per user).
+func (d *DataConfig) text() bool { return d.Dataset == "debian" || d.Dataset == "text" }
+
+// dataPopulation reports whether the data, not data.clients, determines the
+// population (one client per writer or per user).
+func (d *DataConfig) dataPopulation() bool { return d.Partition == "writer" || d.Partition == "user" }
+
+// normalize fills the data defaults (the text ones are datasets.TextOptions').
+func (d *DataConfig) normalize() {
+	if d.Partition == "" {
+		d.Partition = "iid"
+		if d.text() {
+			d.Partition = "user"
+		}
+	}
+	switch d.Partition {
+	case "dirichlet":
+		if d.Alpha == 0 {
+			d.Alpha = 0.5
+		}
+	case "writer":
+		if d.TestFraction == 0 {
+			d.TestFraction = 0.1
+		}
+	case "user":
+		if d.TestFraction == 0 {
+			d.TestFraction = 0.2
+		}
+	}
+	if d.text() {
+		if d.Vocab == 0 {
+			d.Vocab = 1000
+		}
+		if d.SeqLen == 0 {
+			d.SeqLen = 20
+		}
+		if d.MinTokens == 0 {
+			d.MinTokens = 100
+		}
+	}
+	if d.Dataset == "debian" && d.Changelogs == "" {
+		d.Changelogs = datasets.DebianChangelogGlob
+	}
+}
+
+// normalize fills the model defaults.
+func (m *ModelConfig) normalize() {
+	switch m.Kind {
+	case "mlp":
+		if len(m.Hidden) == 0 {
+			m.Hidden = []int{200}
+		}
+	case "lstm":
+		if len(m.Hidden) == 0 {
+			m.Hidden = []int{models.DefaultHidden}
+		}
+		if m.Embed == 0 {
+			m.Embed = models.DefaultEmbed
+		}
+		if m.Proj == 0 {
+			m.Proj = m.Embed
+		}
+	}
+}
+
+func (c *Config) validateData(add addFunc, oneOf oneOfFunc, positive positiveFunc, positiveInt posIntFunc) {
+	d := &c.Data
+	oneOf("data.dataset", d.Dataset, Datasets)
+	oneOf("data.partition", d.Partition, Partitions)
+	switch {
+	case d.Dataset == "mnist" && d.Partition == "user":
+		add("data.partition", "user is the partition of the text datasets (debian, text); mnist takes iid, dirichlet or writer")
+	case d.text() && d.Partition != "user" && slices.Contains(Partitions, d.Partition):
+		add("data.partition", "%s text is split by user (one client per user): partition must be user (or unset), not %s", d.Dataset, d.Partition)
+	}
+	if d.dataPopulation() {
+		if d.Clients < 0 {
+			add("data.clients", "%d must not be negative (0 or unset: every %s in the data)", d.Clients, d.Partition)
+		}
+	} else {
+		positiveInt("data.clients", d.Clients)
+	}
+	only := func(path string, set, ok bool, who string) {
+		if set && !ok {
+			add(path, "only %s uses it", who)
+		}
+	}
+	only("data.alpha", d.Alpha != 0, d.Partition == "dirichlet", "partition dirichlet")
+	if d.Partition == "dirichlet" {
+		positive("data.alpha", d.Alpha)
+	}
+	only("data.dir", d.Dir != "", d.Dataset == "mnist", "dataset mnist (the folder of its IDX files)")
+	only("data.qmnist_dir", d.QMNISTDir != "", d.Partition == "writer", "partition writer")
+	only("data.test_fraction", d.TestFraction != 0, d.dataPopulation(), "partitions writer and user (each client's held-out share)")
+	if d.dataPopulation() && !(d.TestFraction > 0 && d.TestFraction < 1) {
+		add("data.test_fraction", "%v must be in (0, 1)", d.TestFraction)
+	}
+	only("data.changelogs", d.Changelogs != "", d.Dataset == "debian", "dataset debian")
+	only("data.path", d.Path != "", d.Dataset == "text", "dataset text")
+	if d.Dataset == "text" && d.Path == "" {
+		add("data.path", `required for dataset text: a .jsonl file of {"user": ..., "text": ...} lines, or a directory of text files by user`)
+	}
+	for _, k := range []struct {
+		path string
+		v    int
+	}{{"data.vocab", d.Vocab}, {"data.seq_len", d.SeqLen}, {"data.min_tokens", d.MinTokens}} {
+		only(k.path, k.v != 0, d.text(), "the text datasets (debian, text)")
+		if d.text() && k.v < 0 {
+			add(k.path, "%d must be positive", k.v)
+		}
+	}
+	// Token ids are stored as float32 (exact below 2^24) and every id has
+	// an embedding row and an output logit.
+	if d.Vocab > 1<<20 {
+		add("data.vocab", "%d words is beyond the supported 1048576", d.Vocab)
+	}
+}
+
+func (c *Config) validateModel(add addFunc, oneOf oneOfFunc) {
+	m := &c.Model
+	oneOf("model.kind", m.Kind, ModelKinds)
+	switch m.Kind {
+	case "logreg":
+		if len(m.Hidden) > 0 {
+			add("model.hidden", "logreg has no hidden layers (use kind: mlp)")
+		}
+	case "cnn", "cnn-large":
+		if len(m.Hidden) > 0 {
+			add("model.hidden", "%s has fixed layers (use kind: mlp to choose hidden widths)", m.Kind)
+		}
+	case "lstm":
+		if len(m.Hidden) != 1 {
+			add("model.hidden", "lstm takes one width (its LSTM layer's), got %d", len(m.Hidden))
+		}
+	}
+	for i, h := range m.Hidden {
+		if h <= 0 {
+			add(fmt.Sprintf("model.hidden[%d]", i), "width %d must be positive", h)
+		}
+	}
+	if m.Kind == "lstm" {
+		if m.Embed < 0 {
+			add("model.embed", "%d must be positive", m.Embed)
+		}
+		if m.Proj < 0 {
+			add("model.proj", "%d must be positive", m.Proj)
+		}
+	} else {
+		if m.Embed != 0 {
+			add("model.embed", "only model kind lstm uses it")
+		}
+		if m.Proj != 0 {
+			add("model.proj", "only model kind lstm uses it")
+		}
+	}
+	// Model and data must fit: images for the classifiers, text for lstm.
+	switch {
+	case m.Kind == "lstm" && c.Data.Dataset == "mnist":
+		add("model.kind", "lstm predicts the next word of text: it needs dataset debian or text, not mnist (use logreg, mlp, cnn or cnn-large)")
+	case m.Kind != "lstm" && slices.Contains(ModelKinds, m.Kind) && c.Data.text():
+		add("model.kind", "%s classifies images, but dataset %s is next-word text: use lstm", m.Kind, c.Data.Dataset)
 	}
 }

@@ -176,8 +176,7 @@ func newCNN(large bool, dim, channels, classes, batch int) (*cnn, error) {
 	if err != nil {
 		return fail("loss", err)
 	}
-	G.Read(h, &m.logitsV)
-	if err := gm.finish(loss); err != nil {
+	if err := gm.finish(loss, G.Read(h, &m.logitsV)); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -216,7 +215,7 @@ func (m *cnn) Grad(grad []float32, b *datasets.Batch) (float64, error) {
 func (m *cnn) Eval(b *datasets.Batch) (Score, error) {
 	m.load(b)
 	m.off()
-	if err := m.run(); err != nil {
+	if err := m.forward(); err != nil {
 		return Score{}, err
 	}
 	return scoreRows(m.logitsV.Data().([]float32), b, m.classes, float64(m.lossV.Data().(float32))), nil

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"dpfl/datasets"
+
+	G "gorgonia.org/gorgonia"
 )
 
 // testCase is one model under the conformance suite, on inputs small enough
@@ -361,5 +363,60 @@ func TestCNNParamCounts(t *testing.T) {
 		if _, err := m.Grad(make([]float32, m.NumParams()), fill(d, 2, seq(0, 2))); err != nil {
 			t.Fatalf("%s on 28x28: %v", k, err)
 		}
+	}
+}
+
+// TestForwardEvalMatchesFullGraph: Eval runs only the forward subgraph (no
+// backward pass); the logits and loss it computes equal those of a run of
+// the whole graph on the same inputs (to 1e-6 relative). The whole graph runs
+// first on another batch, so a forward pass that computed nothing would leave
+// that batch's logits behind and fail.
+func TestForwardEvalMatchesFullGraph(t *testing.T) {
+	for _, tc := range cases() {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(11, 12))
+			d := tc.data(2*tc.batch, r)
+			m := build(t, tc, d, tc.batch)
+			m.Init(r)
+			b1, b2 := fill(d, tc.batch, seq(0, tc.batch)), fill(d, tc.batch, seq(tc.batch, 2*tc.batch))
+			var (
+				gm     *graphModel
+				logits *G.Value
+				load   func(*datasets.Batch)
+			)
+			switch mm := m.(type) {
+			case *cnn:
+				gm, logits, load = mm.graphModel, &mm.logitsV, func(b *datasets.Batch) { mm.load(b); mm.off() }
+			case *lstm:
+				gm, logits, load = mm.graphModel, &mm.logitsV, mm.load
+			default:
+				t.Fatalf("unexpected model type %T", m)
+			}
+			load(b2)
+			if err := gm.run(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Eval(b1); err != nil {
+				t.Fatal(err)
+			}
+			fwd := append([]float32(nil), (*logits).Data().([]float32)...)
+			fwdLoss := gm.lossV.Data().(float32)
+			load(b1)
+			if err := gm.run(); err != nil {
+				t.Fatal(err)
+			}
+			full := (*logits).Data().([]float32)
+			if len(full) != len(fwd) {
+				t.Fatalf("%d logits from the forward pass, %d from the whole graph", len(fwd), len(full))
+			}
+			for i := range full {
+				if math.Abs(float64(full[i]-fwd[i])) > 1e-6*(1+math.Abs(float64(full[i]))) {
+					t.Fatalf("logit %d: forward pass %g, whole graph %g", i, fwd[i], full[i])
+				}
+			}
+			if l := gm.lossV.Data().(float32); math.Abs(float64(l-fwdLoss)) > 1e-6*math.Abs(float64(l)) {
+				t.Fatalf("loss: forward pass %g, whole graph %g", fwdLoss, l)
+			}
+		})
 	}
 }

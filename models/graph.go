@@ -55,7 +55,8 @@ type graphModel struct {
 	wrt     G.Nodes // parameter nodes, in layout order
 	gradOut G.Nodes
 	lossV   G.Value
-	vm      G.VM
+	vm      G.VM // the whole graph (Grad)
+	fwd     G.VM // the forward pass only (Eval)
 }
 
 // newGraphModel allocates the parameters of lay and creates their nodes in a
@@ -76,14 +77,18 @@ func (m *graphModel) input(name string, shape ...int) (*G.Node, *tensor.Dense) {
 	return G.NewTensor(m.g, tensor.Float32, len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(t)), t
 }
 
-// finish adds the gradient nodes of loss and compiles the machine.
+// finish adds the gradient nodes of loss and compiles the machines: the
+// whole graph for training, and the forward pass alone (loss and the read
+// nodes, typically the logits) for evaluation, which then skips the
+// backward pass.
 func (m *graphModel) finish(loss *G.Node, read ...*G.Node) error {
 	var err error
 	if m.gradOut, err = G.Grad(loss, m.wrt...); err != nil {
 		return fmt.Errorf("models: gradient: %w", err)
 	}
-	G.Read(loss, &m.lossV)
+	read = append(read, G.Read(loss, &m.lossV))
 	m.vm = G.NewTapeMachine(m.g)
+	m.fwd = G.NewTapeMachine(m.g.SubgraphRoots(read...))
 	return nil
 }
 
@@ -95,6 +100,17 @@ func (m *graphModel) Params() []float32 { return m.params }
 func (m *graphModel) run() error {
 	err := m.vm.RunAll()
 	m.vm.Reset()
+	if err != nil {
+		return fmt.Errorf("models: %w", err)
+	}
+	return nil
+}
+
+// forward executes the forward pass alone (loss and read nodes) and resets
+// the machine.
+func (m *graphModel) forward() error {
+	err := m.fwd.RunAll()
+	m.fwd.Reset()
 	if err != nil {
 		return fmt.Errorf("models: %w", err)
 	}

@@ -187,8 +187,7 @@ func newLSTM(d lstmDims, batch int) (*lstm, error) {
 	if err != nil {
 		return fail("loss", err)
 	}
-	G.Read(out, &m.logitsV)
-	if err := gm.finish(loss); err != nil {
+	if err := gm.finish(loss, G.Read(out, &m.logitsV)); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -265,7 +264,7 @@ func (m *lstm) Grad(grad []float32, b *datasets.Batch) (float64, error) {
 // Eval scores the targets that are not PAD, OOV or EOS.
 func (m *lstm) Eval(b *datasets.Batch) (Score, error) {
 	m.load(b)
-	if err := m.run(); err != nil {
+	if err := m.forward(); err != nil {
 		return Score{}, err
 	}
 	logits := m.logitsV.Data().([]float32)
