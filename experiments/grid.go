@@ -14,7 +14,8 @@ import (
 // Grid is an expanded experiment grid: a base configuration, the axes that
 // vary, and one point per combination.
 //
-// A grid file is a run configuration plus two optional keys:
+// A grid file is a run configuration plus the keys grid:, zip: and plot:
+// (the figures' axes and series, see PlotConfig):
 //
 //	grid:             # dotted path → list of values; every combination is run
 //	  aggregator.kind: [dpfedavg, tree, bandmf]
@@ -34,6 +35,17 @@ type Grid struct {
 	// Duplicates counts combinations dropped because an earlier point has
 	// the same normalized configuration.
 	Duplicates int
+	// Plot is the grid file's optional plot: section, the defaults of the
+	// figures dpfl grid draws at the end.
+	Plot PlotConfig
+}
+
+// PlotConfig chooses the axes of a grid's figures (index.csv columns or
+// varied keys; see dpfl plot). Empty fields take dpfl plot's defaults.
+type PlotConfig struct {
+	X  string `yaml:"x"`  // default epsilon
+	Y  string `yaml:"y"`  // default accuracy
+	By string `yaml:"by"` // series; default aggregator
 }
 
 // Point is one configuration of a grid.
@@ -91,8 +103,9 @@ func ParseGrid(data []byte, file string) (*Grid, error) {
 		return nil, Problem{File: file, Line: root.Line, Msg: "want a mapping: a run configuration plus grid: and zip: keys"}
 	}
 	base := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: root.Line, Column: root.Column}
-	var gridNode, zipNode *yaml.Node
+	var gridNode, zipNode, plotNode *yaml.Node
 	var gridLine int
+	baseName := ""
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		switch k.Value {
@@ -100,7 +113,12 @@ func ParseGrid(data []byte, file string) (*Grid, error) {
 			gridNode, gridLine = v, k.Line
 		case "zip":
 			zipNode = v
+		case "plot":
+			plotNode = v
 		default:
+			if k.Value == "name" && v.Kind == yaml.ScalarNode {
+				baseName = v.Value
+			}
 			base.Content = append(base.Content, k, v)
 		}
 	}
@@ -181,6 +199,13 @@ func ParseGrid(data []byte, file string) (*Grid, error) {
 			}
 		}
 	}
+	g := &Grid{File: file}
+	if plotNode != nil {
+		src := &Source{File: file, lines: map[string]int{}}
+		if err := decodeNode(plotNode, src, &g.Plot); err != nil {
+			problems = append(problems, err)
+		}
+	}
 	if len(problems) > 0 {
 		return nil, errors.Join(problems...)
 	}
@@ -192,7 +217,6 @@ func ParseGrid(data []byte, file string) (*Grid, error) {
 		return nil, Problem{File: file, Line: line, Path: "grid", Msg: "nothing varies: add grid: (dotted path → list of values) or zip: groups; for a single configuration use dpfl run"}
 	}
 
-	g := &Grid{File: file}
 	for _, a := range axes {
 		g.Varied = append(g.Varied, a.paths...)
 	}
@@ -248,7 +272,10 @@ func ParseGrid(data []byte, file string) (*Grid, error) {
 		}
 		return nil, errors.Join(problems...)
 	}
-	g.Name = g.Points[0].Config.Name
+	g.Name = baseName
+	if g.Name == "" {
+		g.Name = g.Points[0].Config.Name
+	}
 	return g, nil
 }
 

@@ -72,6 +72,7 @@ func TestGridErrors(t *testing.T) {
 		{"zip:\n  - server.lr: [1, 2]\n    server.momentum: [0]\n", "g.yaml:9: zip[0].server.momentum: has 1 values but server.lr has 2"},
 		{"grid:\n  aggregator.kind: [tree, bogus]\n", `grid point 2 (aggregator.kind=bogus)`},
 		{"grid:\n  rounds: [5, x]\n", `g.yaml:8: rounds: cannot use "x" as an integer`},
+		{"grid:\n  rounds: [5]\nplot:\n  bye: name\n", `g.yaml:10: bye: unknown key "bye" (known keys here: by, x, y)`},
 	}
 	for _, c := range cases {
 		_, err := ParseGrid([]byte(base+c.grid), "g.yaml")

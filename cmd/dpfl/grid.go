@@ -102,7 +102,7 @@ func cmdGrid(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	fmt.Fprintf(stdout, "ran %d, skipped %d finished, %d failed; index: %s\n", res.Ran, res.Skipped, res.Failed, res.Index)
-	if paths, err := figures.Write(*out, figures.Options{}); err != nil {
+	if paths, err := figures.Write(*out, figures.Options{X: g.Plot.X, Y: g.Plot.Y, By: g.Plot.By}); err != nil {
 		fmt.Fprintf(stderr, "dpfl grid: no figures: %v\n", oneLine(err))
 	} else {
 		fmt.Fprintf(stdout, "figures: %s\n", strings.Join(paths, " "))
