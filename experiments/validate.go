@@ -446,7 +446,7 @@ func (c *Config) validateData(add addFunc, oneOf oneOfFunc, positive positiveFun
 		path string
 		v    int
 	}{{"data.vocab", d.Vocab}, {"data.seq_len", d.SeqLen}, {"data.min_tokens", d.MinTokens}} {
-		only(k.path, k.v != 0, d.text(), "the text datasets (debian, text)")
+		only(k.path, k.v != 0, d.text(), "dataset debian or text")
 		if d.text() && k.v < 0 {
 			add(k.path, "%d must be positive", k.v)
 		}

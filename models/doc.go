@@ -2,8 +2,10 @@
 // logistic regression and MLP (dense.go), the seeds' (E)MNIST CNN and the
 // federated-EMNIST CNN (cnn.go), and a next-word LSTM (lstm.go).
 //
-// A Model is one compiled graph and one tape machine, built once per worker
-// and reused for every client that worker trains (no per-client rebuild).
+// A Model is one compiled graph and its tape machine, built once per worker
+// and reused for every client that worker trains (no per-client rebuild); the
+// CNNs and the LSTM also compile the graph's forward part alone, which Eval
+// runs (no backward pass).
 // All parameters live in one flat float32 vector returned by Params; the
 // graph's weight tensors are views into it, so copying a global model in or a
 // delta out is a plain slice copy. Initial values are drawn from the caller's
