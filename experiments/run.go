@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -52,14 +53,57 @@ type Outcome struct {
 	Summary results.Summary
 }
 
-// RunID is a short hash of the normalized configuration.
+// RunID is a short hash of the normalized configuration. Keys whose value is
+// zero, empty or null are left out of the hash, so adding a configuration key
+// whose default is zero does not change the IDs of existing runs (a grid
+// keeps recognizing its finished points across versions).
 func RunID(c *Config) string {
-	b, err := yaml.Marshal(c)
+	var n yaml.Node
+	if err := n.Encode(c); err != nil {
+		panic(fmt.Sprintf("experiments: marshal config: %v", err))
+	}
+	pruneZero(&n)
+	b, err := yaml.Marshal(&n)
 	if err != nil {
 		panic(fmt.Sprintf("experiments: marshal config: %v", err))
 	}
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:5])
+}
+
+// pruneZero removes mapping entries whose value is a zero scalar (0, "",
+// false, null) or an empty collection, recursively; it reports whether n
+// itself ended up empty.
+func pruneZero(n *yaml.Node) bool {
+	switch n.Kind {
+	case yaml.MappingNode:
+		kept := n.Content[:0]
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if !pruneZero(n.Content[i+1]) {
+				kept = append(kept, n.Content[i], n.Content[i+1])
+			}
+		}
+		n.Content = kept
+		return len(kept) == 0
+	case yaml.SequenceNode:
+		for _, e := range n.Content {
+			pruneZero(e)
+		}
+		return len(n.Content) == 0
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return true
+		case "!!bool":
+			return n.Value == "false"
+		case "!!int", "!!float":
+			f, err := strconv.ParseFloat(n.Value, 64)
+			return err == nil && f == 0
+		case "!!str":
+			return n.Value == ""
+		}
+	}
+	return false
 }
 
 // Plan is everything decided before training: the data, the realized
