@@ -30,7 +30,7 @@ func strategies(t *testing.T, n int) []strategy.Strategy {
 	w := strategy.Prefix(n)
 	var out []strategy.Strategy
 	out = append(out, strategy.NewIdentity(n), strategy.NewTree(n, strategy.TreeVanilla), strategy.NewTree(n, strategy.TreeOnline),
-		strategy.NewTree(n, strategy.TreeFull), strategy.NewNu(n, 0.05),
+		strategy.NewTree(n, strategy.TreeFull), strategy.NewNu(n, 0.05), strategy.NewNuBanded(n, 0.05, 4),
 		strategy.NewTreeRestarts(n, 4, strategy.TreeOnline), strategy.NewTreeRestarts(n, 3, strategy.TreeFull))
 	opt, err := strategy.OptimalSingle(ctx, w, strategy.FixedPointOptions{Gap: 1e-8})
 	if err != nil {

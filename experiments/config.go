@@ -129,6 +129,13 @@ type AggregatorConfig struct {
 	Bands int `yaml:"bands"`
 	// Nu (nu-ftrl): the damping ν in [0, 1) (default: tuned for the rounds).
 	Nu *float64 `yaml:"nu"`
+	// NuCoefficients (nu-ftrl): keep only the first this many Toeplitz
+	// coefficients of C (default 0: all). C is then banded, its noise
+	// streams by the banded recurrence in O(nu_coefficients · d) per round
+	// whatever the memory mode, and its sensitivity and error are those of
+	// the truncated C (computed exactly; `dpfl mechanism -strategy nu
+	// -nu-bands B` prints them).
+	NuCoefficients int `yaml:"nu_coefficients"`
 	// Memory (correlated noise): store (keep past latent noise vectors) or
 	// regenerate (O(d) memory: redraw each from its seed); results are
 	// identical. MemoryBudgetMB refuses a store mode that would exceed it.

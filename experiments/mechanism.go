@@ -67,6 +67,7 @@ func (p *Plan) buildStrategy(ctx context.Context) error {
 	if ag.Nu != nil {
 		scfg.Nu = *ag.Nu
 	}
+	scfg.NuBands = ag.NuCoefficients
 	scfg.RestartEvery = ag.RestartEvery
 	if ag.Restart == "epoch" {
 		scfg.RestartEvery = cfg.Participation.B

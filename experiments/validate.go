@@ -279,6 +279,10 @@ func (c *Config) validateAggregator(add addFunc, oneOf oneOfFunc) {
 	only("aggregator.multi_epoch", ag.MultiEpoch, "optimal-mf")
 	only("aggregator.bands", ag.Bands != 0, "bandmf")
 	only("aggregator.nu", ag.Nu != nil, "nu-ftrl")
+	only("aggregator.nu_coefficients", ag.NuCoefficients != 0, "nu-ftrl")
+	if ag.NuCoefficients < 0 || (c.Rounds > 0 && ag.NuCoefficients > c.Rounds) {
+		add("aggregator.nu_coefficients", "%d must be in [1, rounds] (0: all)", ag.NuCoefficients)
+	}
 	if ag.Workload != "" {
 		if ag.Kind != "optimal-mf" && ag.Kind != "bandmf" {
 			add("aggregator.workload", "only aggregator kinds optimal-mf and bandmf are optimized for a workload")
