@@ -56,13 +56,18 @@ type ParticipationConfig struct {
 	// bound on participations), single (at most once per client), kb
 	// ((k,b)-participation: b groups, round t uses group t mod b, at most k
 	// times), minsep (b-min-sep: at least b rounds between participations,
-	// at most k times) or poisson (each client independently with
-	// probability q; amplified accounting; needs availability always).
+	// at most k times), poisson (each client independently with
+	// probability q; amplified accounting; needs availability always) or
+	// kb-poisson (amplified BandMF, BMF23 §5: b random groups, round t
+	// includes each client of group t mod b independently with probability
+	// q; accounted as ⌈rounds/b⌉ compositions of a Poisson-sampled Gaussian;
+	// needs availability always and aggregator dpfedavg or bandmf with at
+	// most b bands, default b).
 	Kind         string             `yaml:"kind"`
-	Cohort       int                `yaml:"cohort"`    // clients per round, also the fixed denominator (poisson: q × clients)
+	Cohort       int                `yaml:"cohort"`    // clients per round, also the fixed denominator (poisson: q × clients; kb-poisson: q × clients / b)
 	K            int                `yaml:"k"`         // kb, minsep: most participations per client
-	B            int                `yaml:"b"`         // kb: number of groups; minsep: least separation in rounds
-	Q            float64            `yaml:"q"`         // poisson: inclusion probability
+	B            int                `yaml:"b"`         // kb, kb-poisson: number of groups; minsep: least separation in rounds
+	Q            float64            `yaml:"q"`         // poisson, kb-poisson: inclusion probability
 	MaxWaits     int                `yaml:"max_waits"` // clock steps a round waits for more eligible clients before going short
 	Clock        ClockConfig        `yaml:"clock"`
 	Availability AvailabilityConfig `yaml:"availability"`

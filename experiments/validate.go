@@ -15,7 +15,7 @@ var (
 	Datasets       = []string{"mnist"}
 	Partitions     = []string{"iid", "dirichlet"}
 	ModelKinds     = []string{"logreg", "mlp"}
-	Participations = []string{"uniform", "single", "kb", "minsep", "poisson"}
+	Participations = []string{"uniform", "single", "kb", "minsep", "poisson", "kb-poisson"}
 	Availabilities = []string{"always", "diurnal", "trace"}
 	Aggregators    = []string{"dpfedavg", "tree", "optimal-mf", "bandmf", "nu-ftrl"}
 	Estimators     = []string{"vanilla", "online", "full"}
@@ -83,7 +83,7 @@ func (c *Config) Normalize() {
 	}
 	if c.Privacy.Accountant == "" {
 		c.Privacy.Accountant = "exact"
-		if pc.Kind == "poisson" {
+		if pc.sampled() {
 			c.Privacy.Accountant = "rdp"
 		}
 	}
@@ -189,7 +189,7 @@ func (c *Config) Validate(src *Source) error {
 		}
 	}
 	oneOf("privacy.accountant", c.Privacy.Accountant, privacy.AccountantNames)
-	if c.Participation.Kind == "poisson" && (c.Privacy.Accountant == "exact" || strings.HasPrefix(c.Privacy.Accountant, "zcdp")) {
+	if c.Participation.sampled() && (c.Privacy.Accountant == "exact" || strings.HasPrefix(c.Privacy.Accountant, "zcdp")) {
 		add("privacy.accountant", "%s cannot account Poisson sampling (use rdp or pld)", c.Privacy.Accountant)
 	}
 	oneOf("server.optimizer", c.Server.Optimizer, Optimizers)
@@ -214,7 +214,7 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 	p := &c.Participation
 	oneOf("participation.kind", p.Kind, Participations)
 	switch p.Kind {
-	case "poisson":
+	case "poisson", "kb-poisson":
 		if !(p.Q > 0 && p.Q <= 1) {
 			add("participation.q", "%v must be in (0, 1] (the inclusion probability)", p.Q)
 		}
@@ -230,13 +230,18 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 			add("participation.cohort", "%d clients per round cannot be drawn from data.clients = %d", p.Cohort, c.Data.Clients)
 		}
 		if p.Q != 0 {
-			add("participation.q", "only poisson uses q")
+			add("participation.q", "only poisson and kb-poisson use q")
 		}
 	}
 	switch p.Kind {
 	case "kb", "minsep":
 		positiveInt("participation.k", p.K)
 		positiveInt("participation.b", p.B)
+	case "kb-poisson":
+		positiveInt("participation.b", p.B)
+		if p.K != 0 {
+			add("participation.k", "kb-poisson has no k: a client has one chance per turn of its group, ⌈rounds/b⌉ in all")
+		}
 	default:
 		if p.K != 0 || p.B != 0 {
 			add("participation.k", "only kb and minsep use k and b")
@@ -320,13 +325,20 @@ func (c *Config) validateAggregator(add addFunc, oneOf oneOfFunc) {
 			add("aggregator.memory_budget_mb", "%v must be positive", ag.MemoryBudgetMB)
 		}
 		if c.Participation.Kind == "poisson" {
-			add("aggregator.kind", "%s with poisson sampling is not supported (amplified correlated noise needs the BandMF sampling scheme); use dpfedavg or another schema", ag.Kind)
+			add("aggregator.kind", "%s with poisson sampling is not supported (amplified correlated noise needs the BandMF sampling scheme, participation kind kb-poisson); use dpfedavg or another schema", ag.Kind)
+		}
+		if c.Participation.Kind == "kb-poisson" {
+			if ag.Kind != "bandmf" {
+				add("aggregator.kind", "%s with kb-poisson sampling is not supported (amplification needs a banded C with at most participation.b bands: bandmf or dpfedavg)", ag.Kind)
+			} else if ag.Bands > c.Participation.B {
+				add("aggregator.bands", "%d bands exceed participation.b = %d: kb-poisson amplification needs bands <= b", ag.Bands, c.Participation.B)
+			}
 		}
 		if ag.MultiEpoch && c.Participation.Kind != "kb" && c.Participation.Kind != "minsep" {
 			add("aggregator.multi_epoch", "needs participation kind kb or minsep (its b)")
 		}
-		if ag.Kind == "bandmf" && ag.Bands == 0 && c.Participation.Kind != "kb" && c.Participation.Kind != "minsep" {
-			add("aggregator.bands", "required unless participation is kb or minsep (whose b is the default)")
+		if ag.Kind == "bandmf" && ag.Bands == 0 && c.Participation.Kind != "kb" && c.Participation.Kind != "minsep" && c.Participation.Kind != "kb-poisson" {
+			add("aggregator.bands", "required unless participation is kb, minsep or kb-poisson (whose b is the default)")
 		}
 	}
 }
@@ -361,3 +373,7 @@ func (c *Config) validateSchedule(add addFunc, oneOf oneOfFunc) {
 		}
 	}
 }
+
+// sampled reports whether clients are sampled independently (poisson,
+// kb-poisson): no fixed cohort, amplified accounting.
+func (p ParticipationConfig) sampled() bool { return p.Kind == "poisson" || p.Kind == "kb-poisson" }
