@@ -57,12 +57,20 @@ func NoiseWeights(s strategy.Strategy) (*mat.Dense, error) {
 
 // NoiseFor builds the streaming noise source of a strategy for models of
 // dimension d: independent noise for identity, the banded recurrence for a
-// banded factorization (BandMF: O(b·d)), and a Linear source (mode Store or
-// Regenerate) for the rest.
+// banded factorization (BandMF, truncated ν-DP-FTRL: O(b·d)), and a Linear
+// source (mode Store or Regenerate) for the rest.
 func NoiseFor(s strategy.Strategy, root rng.Root, d int, mode Mode) (NoiseSource, error) {
 	switch st := s.(type) {
 	case strategy.Identity:
 		return NewIdentityNoise(root), nil
+	case *strategy.Nu:
+		if b := st.Bands(); b < st.N() {
+			c, err := st.Factor()
+			if err != nil {
+				return nil, err
+			}
+			return NewBanded(c, b, root, d)
+		}
 	case *strategy.Factorization:
 		if b := st.Bands(); b > 0 && b < st.N() {
 			c, err := st.Factor()

@@ -261,7 +261,15 @@ type Banded struct {
 	l    *latents
 	hist [][]float64 // ring of the last b−1 outputs
 	next int
+
+	coef []float64   // scratch: −C[t,j] for the rows in use
+	rows [][]float64 // scratch: the history rows in use, oldest first
 }
+
+// bandedBlock is the number of coordinates Banded.Next processes at a time
+// (32 KB of float64): the block of the output stays in cache while every
+// history row streams through it once.
+const bandedBlock = 4096
 
 // NewBanded returns the source for a lower-triangular C with b bands
 // (entries further than b−1 below the diagonal must be zero).
@@ -280,7 +288,8 @@ func NewBanded(c *mat.TriDense, b int, root rng.Root, d int) (*Banded, error) {
 			}
 		}
 	}
-	s := &Banded{c: c, b: b, d: d, l: newLatents(root, "noise"), hist: make([][]float64, b-1)}
+	s := &Banded{c: c, b: b, d: d, l: newLatents(root, "noise"), hist: make([][]float64, b-1),
+		coef: make([]float64, 0, b), rows: make([][]float64, 0, b)}
 	for i := range s.hist {
 		s.hist[i] = make([]float64, d)
 	}
@@ -295,19 +304,58 @@ func (s *Banded) Next(dst []float64, t int) error {
 	if n, _ := s.c.Dims(); t >= n {
 		return fmt.Errorf("aggregators: noise for round %d of a %d-round mechanism", t, n)
 	}
-	s.l.fill(dst, t)
+	if len(dst) != s.d {
+		panic(fmt.Sprintf("aggregators: noise buffer of %d for dimension %d", len(dst), s.d))
+	}
+	s.coef, s.rows = s.coef[:0], s.rows[:0]
 	for j := max(0, t-s.b+1); j < t; j++ {
-		axpy(dst, -s.c.At(t, j), s.hist[j%(s.b-1)])
+		s.coef = append(s.coef, -s.c.At(t, j))
+		s.rows = append(s.rows, s.hist[j%(s.b-1)])
 	}
 	inv := 1 / s.c.At(t, t)
-	for i := range dst {
-		dst[i] *= inv
-	}
+	var out []float64
 	if s.b > 1 {
-		copy(s.hist[t%(s.b-1)], dst)
+		// The slot of the oldest row in use: each block of it is read
+		// before it is overwritten with the same block of w_t.
+		out = s.hist[t%(s.b-1)]
+	}
+	// One pass over the coordinates in cache-sized blocks: draw z_t's block
+	// (the generator runs through the coordinates in order, so the values
+	// are those of one fill of the whole vector), subtract every history
+	// row's block, scale, store. The per-coordinate operations and their
+	// order are those of b−1 separate axpy passes.
+	s.l.root.Reseed(&s.l.cc, s.l.label, uint64(t))
+	for lo := 0; lo < s.d; lo += bandedBlock {
+		hi := min(lo+bandedBlock, s.d)
+		blk := dst[lo:hi]
+		rng.FillNormal(blk, s.l.r)
+		k := 0
+		for ; k+4 <= len(s.rows); k += 4 {
+			axpy4(blk, s.coef[k:k+4], s.rows[k][lo:hi], s.rows[k+1][lo:hi], s.rows[k+2][lo:hi], s.rows[k+3][lo:hi])
+		}
+		for ; k < len(s.rows); k++ {
+			axpy(blk, s.coef[k], s.rows[k][lo:hi])
+		}
+		for i := range blk {
+			blk[i] *= inv
+		}
+		if out != nil {
+			copy(out[lo:hi], blk)
+		}
 	}
 	s.next++
 	return nil
+}
+
+// axpy4 is four axpy passes, dst += a[0]·x0, then a[1]·x1, …, in one loop:
+// ((dst + a0·x0) + a1·x1) + … is evaluated left to right, the same
+// operations in the same order as four passes.
+func axpy4(dst, a, x0, x1, x2, x3 []float64) {
+	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+	x0, x1, x2, x3 = x0[:len(dst)], x1[:len(dst)], x2[:len(dst)], x3[:len(dst)]
+	for i, v := range dst {
+		dst[i] = v + a0*x0[i] + a1*x1[i] + a2*x2[i] + a3*x3[i]
+	}
 }
 
 // Seek implements NoiseSource by replaying the recurrence over rounds

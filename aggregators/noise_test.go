@@ -30,7 +30,7 @@ func strategies(t *testing.T, n int) []strategy.Strategy {
 	w := strategy.Prefix(n)
 	var out []strategy.Strategy
 	out = append(out, strategy.NewIdentity(n), strategy.NewTree(n, strategy.TreeVanilla), strategy.NewTree(n, strategy.TreeOnline),
-		strategy.NewTree(n, strategy.TreeFull), strategy.NewNu(n, 0.05),
+		strategy.NewTree(n, strategy.TreeFull), strategy.NewNu(n, 0.05), strategy.NewNuBanded(n, 0.05, 4), strategy.NewNuBanded(n, 0.05, 7),
 		strategy.NewTreeRestarts(n, 4, strategy.TreeOnline), strategy.NewTreeRestarts(n, 3, strategy.TreeFull))
 	opt, err := strategy.OptimalSingle(ctx, w, strategy.FixedPointOptions{Gap: 1e-8})
 	if err != nil {
@@ -294,6 +294,39 @@ func TestDPFTRLMIsServerMomentum(t *testing.T) {
 			if match != (momentum == gamma) {
 				t.Fatalf("%s, server momentum %v: matches DP-FTRLM = %v", s.Name(), momentum, match)
 			}
+		}
+	}
+}
+
+// TestBandedBlockedIsPlainRecurrence: the blocked, 4-row-fused Banded.Next
+// is bit-identical to the plain recurrence (fill z_t, one axpy per history
+// row, scale) at a dimension that is not a multiple of the block, for a band
+// count that exercises the fused rows and the remainder.
+func TestBandedBlockedIsPlainRecurrence(t *testing.T) {
+	const n, bands, d = 30, 11, 2*bandedBlock + 123
+	c := bandedFactor(n, bands)
+	src, err := NewBanded(c, bands, rng.New(6), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLatents(rng.New(6), "noise")
+	var past [][]float64
+	got := make([]float64, d)
+	for tt := 0; tt < n; tt++ {
+		want := make([]float64, d)
+		l.fill(want, tt)
+		for j := max(0, tt-bands+1); j < tt; j++ {
+			axpy(want, -c.At(tt, j), past[j])
+		}
+		for i := range want {
+			want[i] *= 1 / c.At(tt, tt)
+		}
+		past = append(past, want)
+		if err := src.Next(got, tt); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: blocked recurrence differs from the plain one", tt)
 		}
 	}
 }

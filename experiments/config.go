@@ -127,13 +127,18 @@ type ParticipationConfig struct {
 	// bound on participations), single (at most once per client), kb
 	// ((k,b)-participation: b groups, round t uses group t mod b, at most k
 	// times), minsep (b-min-sep: at least b rounds between participations,
-	// at most k times) or poisson (each client independently with
-	// probability q; amplified accounting; needs availability always).
+	// at most k times), poisson (each client independently with
+	// probability q; amplified accounting; needs availability always) or
+	// kb-poisson (amplified BandMF, BMF23 §5: b random groups, round t
+	// includes each client of group t mod b independently with probability
+	// q; accounted as ⌈rounds/b⌉ compositions of a Poisson-sampled Gaussian;
+	// needs availability always and aggregator dpfedavg or bandmf with at
+	// most b bands, default b).
 	Kind         string             `yaml:"kind"`
-	Cohort       int                `yaml:"cohort"`    // clients per round, also the fixed denominator (poisson: q × clients)
+	Cohort       int                `yaml:"cohort"`    // clients per round, also the fixed denominator (poisson: q × clients; kb-poisson: q × clients / b)
 	K            int                `yaml:"k"`         // kb, minsep: most participations per client
-	B            int                `yaml:"b"`         // kb: number of groups; minsep: least separation in rounds
-	Q            float64            `yaml:"q"`         // poisson: inclusion probability
+	B            int                `yaml:"b"`         // kb, kb-poisson: number of groups; minsep: least separation in rounds
+	Q            float64            `yaml:"q"`         // poisson, kb-poisson: inclusion probability
 	MaxWaits     int                `yaml:"max_waits"` // clock steps a round waits for more eligible clients before going short
 	Clock        ClockConfig        `yaml:"clock"`
 	Availability AvailabilityConfig `yaml:"availability"`
@@ -200,6 +205,13 @@ type AggregatorConfig struct {
 	Bands int `yaml:"bands"`
 	// Nu (nu-ftrl): the damping ν in [0, 1) (default: tuned for the rounds).
 	Nu *float64 `yaml:"nu"`
+	// NuCoefficients (nu-ftrl): keep only the first this many Toeplitz
+	// coefficients of C (default 0: all). C is then banded, its noise
+	// streams by the banded recurrence in O(nu_coefficients · d) per round
+	// whatever the memory mode, and its sensitivity and error are those of
+	// the truncated C (computed exactly; `dpfl mechanism -strategy nu
+	// -nu-bands B` prints them).
+	NuCoefficients int `yaml:"nu_coefficients"`
 	// Memory (correlated noise): store (keep past latent noise vectors) or
 	// regenerate (O(d) memory: redraw each from its seed); results are
 	// identical. MemoryBudgetMB refuses a store mode that would exceed it.

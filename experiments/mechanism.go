@@ -8,6 +8,7 @@ import (
 
 	"dpfl/aggregators"
 	"dpfl/aggregators/strategy"
+	"dpfl/privacy"
 	"dpfl/sim/rng"
 )
 
@@ -37,7 +38,9 @@ func (p *Plan) strategyParticipation() strategy.Participation {
 	st, pc := p.Stats, p.Config.Participation
 	k := max(1, st.MaxParticipations)
 	switch {
-	case k == 1:
+	case k == 1 || pc.Kind == "kb-poisson":
+		// kb-poisson: the sensitivity of one participation (the max column
+		// norm κ); the sampled rounds are composed by the accountant.
 		return strategy.Participation{Kind: strategy.Single}
 	case pc.Kind == "kb":
 		return strategy.Participation{Kind: strategy.KB, K: pc.K, B: pc.B}
@@ -67,6 +70,7 @@ func (p *Plan) buildStrategy(ctx context.Context) error {
 	if ag.Nu != nil {
 		scfg.Nu = *ag.Nu
 	}
+	scfg.NuBands = ag.NuCoefficients
 	scfg.RestartEvery = ag.RestartEvery
 	if ag.Restart == "epoch" {
 		scfg.RestartEvery = cfg.Participation.B
@@ -130,4 +134,32 @@ func (c *Config) strategyWorkload() *strategy.Workload {
 		return strategy.Momentum(c.Rounds, c.Server.Momentum, c.lrSchedule().Factors())
 	}
 	return strategy.Prefix(c.Rounds)
+}
+
+// amplifiedBandMF sets up the accounting of kb-poisson sampling (amplified
+// BandMF, BMF23 §5 Alg. 2, Thm 4; ALGORITHMS.md §5.5): with a banded C of at
+// most b bands (C = I for dpfedavg) and each client sampled with
+// probability q only in the rounds of its group, the rows of CZ a client's
+// participations touch are disjoint blocks, each an adaptive query on one
+// Poisson sample. The run is ⌈T/b⌉ compositions of a Poisson-sampled
+// Gaussian with noise multiplier sigma, normalized to the sensitivity of one
+// participation κ = max column norm of C (1 for BandMF's unit columns); the
+// noise std on the sum is sigma · clip · κ and the denominator the expected
+// cohort q · clients / b.
+func (p *Plan) amplifiedBandMF() error {
+	cfg, a := p.Config, &p.Privacy
+	pc := cfg.Participation
+	a.Amplified, a.Sensitivity = true, 1
+	if cfg.Aggregator.Kind != "dpfedavg" {
+		if err := p.buildStrategy(context.Background()); err != nil {
+			return err
+		}
+		a.Sensitivity = p.StrategySens.Value
+	}
+	a.Denominator = pc.Q * float64(cfg.Data.Clients) / float64(pc.B)
+	q, b := pc.Q, pc.B
+	a.event = func(sigma float64, t int) privacy.Event {
+		return privacy.SelfComposed{Event: privacy.PoissonSampled{Probability: q, Event: privacy.Gaussian{NoiseMultiplier: sigma}}, Count: (t + b - 1) / b}
+	}
+	return nil
 }

@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"dpfl/aggregators"
+	"dpfl/aggregators/strategy"
+	"dpfl/sim/rng"
 )
 
 func aggRun(rounds int, part, agg string) string {
@@ -98,5 +102,32 @@ func TestTreeRestartsPlan(t *testing.T) {
 	if _, _, err := Load([]byte(aggRun(40, "  kind: single\n  cohort: 10\n", "  kind: tree\n  restart: epoch\n")), "p.yaml"); err == nil ||
 		!strings.Contains(err.Error(), "aggregator.restart: epoch needs participation kind kb or minsep") {
 		t.Errorf("epoch restart under single participation: %v", err)
+	}
+}
+
+// TestNuCoefficientsPlan: nu_coefficients truncates ν-DP-FTRL's C: the
+// plan's sensitivity is the truncated strategy's (exact, banded VecSens
+// under min-sep), its noise streams through the banded recurrence, and a
+// count outside [1, rounds] names the key.
+func TestNuCoefficientsPlan(t *testing.T) {
+	p := accountOf(t, aggRun(30, "  kind: minsep\n  cohort: 50\n  k: 2\n  b: 10\n", "  kind: nu-ftrl\n  nu: 0.05\n  nu_coefficients: 4\n"))
+	want, err := strategy.NewNuBanded(30, 0.05, 4).Sensitivity(p.StrategyPart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Strategy.Name() != "nu-b4" || math.Abs(p.Privacy.Sensitivity-want.Value) > 1e-12 || !p.StrategySens.Exact {
+		t.Fatalf("strategy %s sensitivity %v (%s), want %v", p.Strategy.Name(), p.Privacy.Sensitivity, p.StrategySens.Method, want.Value)
+	}
+	src, err := p.noiseSource(rng.New(1), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := src.(*aggregators.Banded); !ok {
+		t.Fatalf("noise source %T, want the banded recurrence", src)
+	}
+	for _, agg := range []string{"  kind: nu-ftrl\n  nu_coefficients: 31\n", "  kind: bandmf\n  nu_coefficients: 3\n"} {
+		if _, _, err := Load([]byte(aggRun(30, "  kind: minsep\n  cohort: 50\n  k: 2\n  b: 10\n", agg)), "p.yaml"); err == nil || !strings.Contains(err.Error(), "aggregator.nu_coefficients") {
+			t.Errorf("%q: error %v", agg, err)
+		}
 	}
 }

@@ -253,7 +253,11 @@ func (p *Plan) schedule(root rng.Root, baseDir string) error {
 	if a.newAcct, err = privacy.NewByName(cfg.Privacy.Accountant, nil); err != nil {
 		return err
 	}
-	if cfg.Participation.Kind == "poisson" {
+	if cfg.Participation.Kind == "kb-poisson" {
+		if err := p.amplifiedBandMF(); err != nil { // amplified BandMF: mechanism.go
+			return err
+		}
+	} else if cfg.Participation.Kind == "poisson" {
 		// Each round includes every client independently with probability
 		// q: a Poisson-subsampled Gaussian per round, sensitivity 1.
 		q := cfg.Participation.Q
@@ -544,6 +548,8 @@ func (p ParticipationConfig) describe(clients int) string {
 	switch p.Kind {
 	case "poisson":
 		s = fmt.Sprintf("poisson q=%g over %d clients", p.Q, clients)
+	case "kb-poisson":
+		s = fmt.Sprintf("kb-poisson b=%d q=%g over %d clients", p.B, p.Q, clients)
 	case "kb", "minsep":
 		s = fmt.Sprintf("%s k=%d b=%d, cohort %d of %d clients", p.Kind, p.K, p.B, p.Cohort, clients)
 	default:

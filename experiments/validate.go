@@ -17,7 +17,7 @@ var (
 	Datasets       = []string{"mnist", "debian", "text"}
 	Partitions     = []string{"iid", "dirichlet", "writer", "user"}
 	ModelKinds     = []string{"logreg", "mlp", "cnn", "cnn-large", "lstm"}
-	Participations = []string{"uniform", "single", "kb", "minsep", "poisson"}
+	Participations = []string{"uniform", "single", "kb", "minsep", "poisson", "kb-poisson"}
 	Availabilities = []string{"always", "diurnal", "trace"}
 	Aggregators    = []string{"dpfedavg", "tree", "optimal-mf", "bandmf", "nu-ftrl"}
 	Estimators     = []string{"vanilla", "online", "full"}
@@ -78,7 +78,7 @@ func (c *Config) Normalize() {
 	}
 	if c.Privacy.Accountant == "" {
 		c.Privacy.Accountant = "exact"
-		if pc.Kind == "poisson" {
+		if pc.sampled() {
 			c.Privacy.Accountant = "rdp"
 		}
 	}
@@ -171,7 +171,7 @@ func (c *Config) Validate(src *Source) error {
 		}
 	}
 	oneOf("privacy.accountant", c.Privacy.Accountant, privacy.AccountantNames)
-	if c.Participation.Kind == "poisson" && (c.Privacy.Accountant == "exact" || strings.HasPrefix(c.Privacy.Accountant, "zcdp")) {
+	if c.Participation.sampled() && (c.Privacy.Accountant == "exact" || strings.HasPrefix(c.Privacy.Accountant, "zcdp")) {
 		add("privacy.accountant", "%s cannot account Poisson sampling (use rdp or pld)", c.Privacy.Accountant)
 	}
 	oneOf("server.optimizer", c.Server.Optimizer, Optimizers)
@@ -196,7 +196,7 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 	p := &c.Participation
 	oneOf("participation.kind", p.Kind, Participations)
 	switch p.Kind {
-	case "poisson":
+	case "poisson", "kb-poisson":
 		if !(p.Q > 0 && p.Q <= 1) {
 			add("participation.q", "%v must be in (0, 1] (the inclusion probability)", p.Q)
 		}
@@ -212,13 +212,18 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 			add("participation.cohort", "%d clients per round cannot be drawn from data.clients = %d", p.Cohort, c.Data.Clients)
 		}
 		if p.Q != 0 {
-			add("participation.q", "only poisson uses q")
+			add("participation.q", "only poisson and kb-poisson use q")
 		}
 	}
 	switch p.Kind {
 	case "kb", "minsep":
 		positiveInt("participation.k", p.K)
 		positiveInt("participation.b", p.B)
+	case "kb-poisson":
+		positiveInt("participation.b", p.B)
+		if p.K != 0 {
+			add("participation.k", "kb-poisson has no k: a client has one chance per turn of its group, ⌈rounds/b⌉ in all")
+		}
 	default:
 		if p.K != 0 || p.B != 0 {
 			add("participation.k", "only kb and minsep use k and b")
@@ -261,6 +266,10 @@ func (c *Config) validateAggregator(add addFunc, oneOf oneOfFunc) {
 	only("aggregator.multi_epoch", ag.MultiEpoch, "optimal-mf")
 	only("aggregator.bands", ag.Bands != 0, "bandmf")
 	only("aggregator.nu", ag.Nu != nil, "nu-ftrl")
+	only("aggregator.nu_coefficients", ag.NuCoefficients != 0, "nu-ftrl")
+	if ag.NuCoefficients < 0 || (c.Rounds > 0 && ag.NuCoefficients > c.Rounds) {
+		add("aggregator.nu_coefficients", "%d must be in [1, rounds] (0: all)", ag.NuCoefficients)
+	}
 	if ag.Workload != "" {
 		if ag.Kind != "optimal-mf" && ag.Kind != "bandmf" {
 			add("aggregator.workload", "only aggregator kinds optimal-mf and bandmf are optimized for a workload")
@@ -298,13 +307,20 @@ func (c *Config) validateAggregator(add addFunc, oneOf oneOfFunc) {
 			add("aggregator.memory_budget_mb", "%v must be positive", ag.MemoryBudgetMB)
 		}
 		if c.Participation.Kind == "poisson" {
-			add("aggregator.kind", "%s with poisson sampling is not supported (amplified correlated noise needs the BandMF sampling scheme); use dpfedavg or another schema", ag.Kind)
+			add("aggregator.kind", "%s with poisson sampling is not supported (amplified correlated noise needs the BandMF sampling scheme, participation kind kb-poisson); use dpfedavg or another schema", ag.Kind)
+		}
+		if c.Participation.Kind == "kb-poisson" {
+			if ag.Kind != "bandmf" {
+				add("aggregator.kind", "%s with kb-poisson sampling is not supported (amplification needs a banded C with at most participation.b bands: bandmf or dpfedavg)", ag.Kind)
+			} else if ag.Bands > c.Participation.B {
+				add("aggregator.bands", "%d bands exceed participation.b = %d: kb-poisson amplification needs bands <= b", ag.Bands, c.Participation.B)
+			}
 		}
 		if ag.MultiEpoch && c.Participation.Kind != "kb" && c.Participation.Kind != "minsep" {
 			add("aggregator.multi_epoch", "needs participation kind kb or minsep (its b)")
 		}
-		if ag.Kind == "bandmf" && ag.Bands == 0 && c.Participation.Kind != "kb" && c.Participation.Kind != "minsep" {
-			add("aggregator.bands", "required unless participation is kb or minsep (whose b is the default)")
+		if ag.Kind == "bandmf" && ag.Bands == 0 && c.Participation.Kind != "kb" && c.Participation.Kind != "minsep" && c.Participation.Kind != "kb-poisson" {
+			add("aggregator.bands", "required unless participation is kb, minsep or kb-poisson (whose b is the default)")
 		}
 	}
 }
@@ -503,3 +519,7 @@ func (c *Config) validateModel(add addFunc, oneOf oneOfFunc) {
 		add("model.kind", "%s classifies images, but dataset %s is next-word text: use lstm", m.Kind, c.Data.Dataset)
 	}
 }
+
+// sampled reports whether clients are sampled independently (poisson,
+// kb-poisson): no fixed cohort, amplified accounting.
+func (p ParticipationConfig) sampled() bool { return p.Kind == "poisson" || p.Kind == "kb-poisson" }

@@ -27,17 +27,22 @@ const (
 	// Poisson: every client independently with probability Q each round
 	// (the amplified baseline; valid only with Always availability).
 	Poisson Kind = "poisson"
+	// KBPoisson is the sampling scheme of amplified BandMF (BMF23 §5,
+	// Alg. 2): clients are split into B groups; in round t each client of
+	// group t mod B takes part independently with probability Q (valid only
+	// with Always availability).
+	KBPoisson Kind = "kb-poisson"
 )
 
 // Kinds lists the schemas.
-var Kinds = []Kind{Uniform, Single, KB, MinSep, Poisson}
+var Kinds = []Kind{Uniform, Single, KB, MinSep, Poisson, KBPoisson}
 
 // Schema is a participation schema with its parameters.
 type Schema struct {
 	Kind Kind
 	K    int     // KB, MinSep: maximum participations per client
-	B    int     // KB: number of groups; MinSep: minimum separation in rounds
-	Q    float64 // Poisson: inclusion probability
+	B    int     // KB, KBPoisson: number of groups; MinSep: minimum separation in rounds
+	Q    float64 // Poisson, KBPoisson: inclusion probability
 }
 
 // Clock is the simulated time of the rounds.
@@ -73,7 +78,7 @@ func (p Planner) Validate(numClients, rounds int) error {
 	if numClients <= 0 || rounds <= 0 {
 		return fmt.Errorf("participation: %d clients, %d rounds", numClients, rounds)
 	}
-	if s.Kind != Poisson && (p.Cohort <= 0 || p.Cohort > numClients) {
+	if !s.sampled() && (p.Cohort <= 0 || p.Cohort > numClients) {
 		return fmt.Errorf("participation: cohort of %d cannot be drawn from %d clients", p.Cohort, numClients)
 	}
 	if p.MaxWaits < 0 || (p.MaxWaits > 0 && !(p.Clock.WaitSeconds > 0)) {
@@ -99,9 +104,12 @@ func (p Planner) Validate(numClients, rounds int) error {
 		if s.K <= 0 || s.B <= 0 {
 			return fmt.Errorf("participation: minsep needs k > 0 and b > 0 (have k = %d, b = %d)", s.K, s.B)
 		}
-	case Poisson:
+	case Poisson, KBPoisson:
 		if !(s.Q > 0 && s.Q <= 1) {
-			return fmt.Errorf("participation: poisson needs 0 < q <= 1 (have %v)", s.Q)
+			return fmt.Errorf("participation: %s needs 0 < q <= 1 (have %v)", s.Kind, s.Q)
+		}
+		if s.Kind == KBPoisson && s.B <= 0 {
+			return fmt.Errorf("participation: kb-poisson needs b > 0 (have %d)", s.B)
 		}
 		if _, ok := p.avail().(Always); !ok {
 			return fmt.Errorf("participation: poisson sampling amplifies privacy only when every client is always available; selection driven by availability is not sampling (use availability kind always, or another schema)")
@@ -112,6 +120,10 @@ func (p Planner) Validate(numClients, rounds int) error {
 	return nil
 }
 
+// sampled reports whether the schema samples clients independently (no
+// fixed cohort).
+func (s Schema) sampled() bool { return s.Kind == Poisson || s.Kind == KBPoisson }
+
 func (p Planner) avail() Availability {
 	if p.Avail == nil {
 		return Always{}
@@ -120,21 +132,21 @@ func (p Planner) avail() Availability {
 }
 
 // Plan implements Scheduler. Round t's draw uses the stream ("sched", t);
-// (k,b) groups use ("sched/groups").
+// (k,b) and kb-poisson groups use ("sched/groups").
 func (p Planner) Plan(numClients, rounds int, root rng.Root) (*Schedule, error) {
 	if err := p.Validate(numClients, rounds); err != nil {
 		return nil, err
 	}
 	s := &Schedule{NumClients: numClients, Rounds: make([][]int, rounds), Cohort: p.Cohort,
 		Times: make([]float64, rounds), Eligible: make([]int, rounds), Waits: make([]int, rounds)}
-	if p.Schema.Kind == Poisson {
+	if p.Schema.sampled() {
 		s.Cohort = 0
 	}
 	avail := p.avail()
 	count := make([]int, numClients)
 	last := make([]int, numClients)
 	var members [][]int // kb: the clients of each group
-	if p.Schema.Kind == KB {
+	if p.Schema.Kind == KB || p.Schema.Kind == KBPoisson {
 		s.Groups = make([]int, numClients)
 		members = make([][]int, p.Schema.B)
 		for i, c := range root.Stream("sched/groups").Perm(numClients) {
@@ -161,11 +173,19 @@ func (p Planner) Plan(numClients, rounds int, root rng.Root) (*Schedule, error) 
 	var eligible []int
 	for t := range s.Rounds {
 		r := root.Stream("sched", uint64(t))
-		if p.Schema.Kind == Poisson {
+		if p.Schema.sampled() {
 			var ids []int
-			for c := 0; c < numClients; c++ {
-				if r.Float64() < p.Schema.Q {
-					ids = append(ids, c)
+			if p.Schema.Kind == KBPoisson {
+				for _, c := range members[t%p.Schema.B] {
+					if r.Float64() < p.Schema.Q {
+						ids = append(ids, c)
+					}
+				}
+			} else {
+				for c := 0; c < numClients; c++ {
+					if r.Float64() < p.Schema.Q {
+						ids = append(ids, c)
+					}
 				}
 			}
 			s.Rounds[t], s.Eligible[t], s.Times[t] = ids, numClients, ts
@@ -226,7 +246,7 @@ func (p Planner) Plan(numClients, rounds int, root rng.Root) (*Schedule, error) 
 // schedule obeys the schema (participation counts, groups, separations), the
 // cohort bound, and that every participant was available at its round's time.
 func (p Planner) Audit(s *Schedule) error {
-	if p.Schema.Kind != Poisson {
+	if !p.Schema.sampled() {
 		if err := auditBasic(s, p.Cohort); err != nil {
 			return err
 		}
@@ -246,6 +266,10 @@ func (p Planner) Audit(s *Schedule) error {
 			case Single:
 				if count[c] >= 1 {
 					return fmt.Errorf("participation: single participation violated: client %d in round %d after round %d", c, t, last[c])
+				}
+			case KBPoisson:
+				if s.Groups == nil || s.Groups[c] != t%sch.B {
+					return fmt.Errorf("participation: kb-poisson violated: client %d of group %d in round %d (group %d's turn)", c, groupOf(s, c), t, t%sch.B)
 				}
 			case KB:
 				if s.Groups == nil || s.Groups[c] != t%sch.B {
@@ -278,13 +302,15 @@ func groupOf(s *Schedule, c int) int {
 
 // MaxParticipations is the most participations the schema allows a client in
 // the given number of rounds (math.MaxInt for Uniform and Poisson, which do
-// not bound it).
+// not bound it; ⌈rounds/B⌉ for KBPoisson, one chance per turn of its group).
 func (s Schema) MaxParticipations(rounds int) int {
 	switch s.Kind {
 	case Single:
 		return 1
 	case KB, MinSep:
 		return min(s.K, (rounds+s.B-1)/s.B)
+	case KBPoisson:
+		return (rounds + s.B - 1) / s.B
 	}
 	return math.MaxInt
 }

@@ -181,3 +181,63 @@ func TestWaiting(t *testing.T) {
 		t.Fatalf("waits %v rounds %v", s.Waits, s.Rounds)
 	}
 }
+
+// TestKBPoissonSampling: under kb-poisson every client is sampled only in
+// its group's rounds, each time with probability q: the inclusion count over
+// the group's rounds is within 5 standard errors of q·(chances), for all
+// clients together and for each group; a 10% wrong rate is rejected
+// (negative control). The plan passes the audit, a client moved into
+// another group's round is rejected, and at most ⌈rounds/b⌉ participations
+// are possible.
+func TestKBPoissonSampling(t *testing.T) {
+	const n, rounds, b, q = 2000, 703, 7, 0.06
+	pl := Planner{Schema: Schema{Kind: KBPoisson, B: b, Q: q}}
+	s, err := pl.Plan(n, rounds, rng.New(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pl.Audit(s); err != nil {
+		t.Fatal(err)
+	}
+	size := make([]int, b)
+	for _, g := range s.Groups {
+		size[g]++
+	}
+	perGroup := make([]int, b)
+	for tt, ids := range s.Rounds {
+		for _, c := range ids {
+			if s.Groups[c] != tt%b {
+				t.Fatalf("client %d of group %d in round %d", c, s.Groups[c], tt)
+			}
+			perGroup[tt%b]++
+		}
+	}
+	chances, total := 0, 0
+	for g := 0; g < b; g++ {
+		turns := (rounds - g + b - 1) / b
+		ch := size[g] * turns
+		mean, se := float64(ch)*q, math.Sqrt(float64(ch)*q*(1-q))
+		if math.Abs(float64(perGroup[g])-mean) > 5*se {
+			t.Fatalf("group %d: %d inclusions, expected %g ± %g", g, perGroup[g], mean, se)
+		}
+		chances += ch
+		total += perGroup[g]
+	}
+	mean, se := float64(chances)*q, math.Sqrt(float64(chances)*q*(1-q))
+	if math.Abs(float64(total)-mean) > 5*se {
+		t.Fatalf("%d inclusions, expected %g ± %g", total, mean, se)
+	}
+	if math.Abs(float64(total)-1.1*mean) <= 5*se {
+		t.Fatal("negative control: a 10% wrong rate would pass")
+	}
+	if st := s.Stats(); st.MaxParticipations > pl.Schema.MaxParticipations(rounds) || pl.Schema.MaxParticipations(rounds) != 101 {
+		t.Fatalf("max participations %d, bound %d", st.MaxParticipations, pl.Schema.MaxParticipations(rounds))
+	}
+	bad := &Schedule{NumClients: 2, Rounds: [][]int{{1}}, Groups: []int{0, 1}}
+	if err := (Planner{Schema: Schema{Kind: KBPoisson, B: 2, Q: 0.5}}).Audit(bad); err == nil {
+		t.Fatal("audit passed a client sampled in another group's round")
+	}
+	if _, err := (Planner{Schema: Schema{Kind: KBPoisson, B: 2, Q: 0.5}, Avail: &Trace{}}).Plan(10, 5, rng.New(1)); err == nil || !strings.Contains(err.Error(), "always available") {
+		t.Fatalf("kb-poisson with availability: %v", err)
+	}
+}

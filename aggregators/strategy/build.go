@@ -19,6 +19,9 @@ type Config struct {
 	// Nu is ν for ν-DP-FTRL; negative means tune it on a 0.0005 grid by the
 	// single-participation prefix-sum loss (CN24 §4).
 	Nu float64
+	// NuBands, if positive, truncates ν-DP-FTRL's C to its first NuBands
+	// Toeplitz coefficients (NewNuBanded; ν is still tuned untruncated).
+	NuBands int
 	// RestartEvery, if positive, restarts the tree strategies (tree,
 	// tree-online, tree-full) every RestartEvery rounds (TreeRestarts).
 	RestartEvery int
@@ -52,6 +55,9 @@ func Build(ctx context.Context, name string, cfg Config) (Strategy, error) {
 		}
 		if nu >= 1 {
 			return nil, fmt.Errorf("strategy: nu %v outside [0,1)", nu)
+		}
+		if cfg.NuBands > 0 {
+			return NewNuBanded(n, nu, cfg.NuBands), nil
 		}
 		return NewNu(n, nu), nil
 	case "optimal":

@@ -16,7 +16,7 @@ import (
 )
 
 const mechanismUsage = `Usage:
-  dpfl mechanism -n N [-strategy NAME] [-bands B] [-nu V] [-participation single|kb|minsep]
+  dpfl mechanism -n N [-strategy NAME] [-bands B] [-nu V] [-nu-bands B] [-participation single|kb|minsep]
                  [-k K] [-b B] [-workload prefix|momentum] [-momentum BETA] [-gap G]
                  [-cache DIR] [-json]
 
@@ -80,6 +80,7 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		name     = fs.String("strategy", "", "identity, tree, tree-online, tree-full, optimal, multi-epoch, bandmf or nu (default: compare all)")
 		bands    = fs.Int("bands", 0, "bands of bandmf (default -b under kb/minsep; required under single)")
 		nu       = fs.Float64("nu", -1, "nu of nu-DP-FTRL in [0,1) (default: tuned by the prefix-sum loss)")
+		nuBands  = fs.Int("nu-bands", 0, "truncate nu-DP-FTRL's C to this many Toeplitz coefficients (banded; default: all)")
 		part     = fs.String("participation", "single", "single, kb ((k,b)-participation) or minsep (b-min-sep, at most k)")
 		k        = fs.Int("k", 1, "maximum participations (kb, minsep)")
 		b        = fs.Int("b", 0, "separation between participations (kb, minsep)")
@@ -145,6 +146,9 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if set["nu"] && !(*nu >= 0 && *nu < 1) {
 		return usageErr("-nu must be in [0,1)")
 	}
+	if set["nu-bands"] && (*nuBands < 1 || *nuBands > *n) {
+		return usageErr("-nu-bands must be in [1, n]")
+	}
 	if set["bands"] && (*bands < 1 || *bands > *n) {
 		return usageErr("-bands must be in [1, n]")
 	}
@@ -157,7 +161,7 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if p.Kind == strategy.Single && *name == "multi-epoch" {
 		return usageErr("-strategy multi-epoch needs -participation kb or minsep (optimal is the single-participation optimum)")
 	}
-	cfg := strategy.Config{Workload: w, Participation: p, Bands: *bands, Nu: *nu, Gap: *gap}
+	cfg := strategy.Config{Workload: w, Participation: p, Bands: *bands, Nu: *nu, NuBands: *nuBands, Gap: *gap}
 	if *cacheDir != "" {
 		cfg.Cache = &strategy.Cache{Dir: *cacheDir}
 	}

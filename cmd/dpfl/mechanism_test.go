@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"dpfl/aggregators/strategy"
 )
 
 func runMechanism(t *testing.T, args ...string) (int, string, string) {
@@ -164,5 +166,31 @@ func TestMechanismMomentumWorkload(t *testing.T) {
 		if l := got["loss"].(float64); math.Abs(l-c.loss) > 1e-3 || got["workload"] != "momentum" {
 			t.Errorf("%s: loss %.3f workload %v, want %.3f momentum", c.strategy, l, got["workload"], c.loss)
 		}
+	}
+}
+
+// TestMechanismNuBands: -nu-bands truncates ν-DP-FTRL's C; the output names
+// the bands and reports the truncated strategy's exact sensitivity and loss
+// (equal to strategy.Evaluate's to 1e-12 relative) and its O(bands) cost;
+// an out-of-range count is a usage error.
+func TestMechanismNuBands(t *testing.T) {
+	code, out, errs := runMechanism(t, "-n", "40", "-json", "-strategy", "nu", "-nu", "0.05", "-nu-bands", "8", "-participation", "minsep", "-k", "2", "-b", "10")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	m, err := strategy.Evaluate(strategy.NewNuBanded(40, 0.05, 8), strategy.Prefix(40), strategy.Participation{Kind: strategy.MinSep, K: 2, B: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["strategy"] != "nu-b8" || got["sensitivity_exact"] != true || got["noise_time_per_round_d"] != 8.0 ||
+		math.Abs(got["loss"].(float64)-m.Loss) > 1e-12*m.Loss || math.Abs(got["sensitivity"].(float64)-m.Sensitivity.Value) > 1e-12 {
+		t.Fatalf("output %v, want loss %v sensitivity %v", got, m.Loss, m.Sensitivity.Value)
+	}
+	if code, _, errs := runMechanism(t, "-n", "40", "-strategy", "nu", "-nu-bands", "41"); code != 2 || !strings.Contains(errs, "-nu-bands must be in [1, n]") {
+		t.Fatalf("-nu-bands 41: exit %d, %q", code, errs)
 	}
 }
