@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -176,7 +177,15 @@ func runPoint(ctx context.Context, g *Grid, p Point, opts GridOptions, after fun
 // varied values and, when finished, its results. A point is read from its run
 // folder under out, so shards writing to one folder produce the same index.
 func WriteIndex(path string, g *Grid, out string) error {
-	header := append(append([]string{}, results.IndexFixedColumns...), g.Varied...)
+	// A varied path that is also a fixed column (seed) appears once.
+	header := append([]string{}, results.IndexFixedColumns...)
+	var extra []int
+	for i, v := range g.Varied {
+		if !slices.Contains(results.IndexFixedColumns, v) {
+			header = append(header, v)
+			extra = append(extra, i)
+		}
+	}
 	rows := make([][]string, 0, len(g.Points))
 	for _, p := range g.Points {
 		c := p.Config
@@ -209,7 +218,9 @@ func WriteIndex(path string, g *Grid, out string) error {
 		for _, h := range results.IndexFixedColumns {
 			rec = append(rec, row[h])
 		}
-		rec = append(rec, p.Values...)
+		for _, i := range extra {
+			rec = append(rec, p.Values[i])
+		}
 		rows = append(rows, rec)
 	}
 	return results.WriteCSV(path, header, rows)

@@ -97,8 +97,9 @@ func parse(s string) float64 {
 }
 
 // Summarize reads dir/index.csv and picks, for every (series, x), the
-// hyperparameters (varied columns other than x, the series and seed) with the
-// best mean y over seeds. Diverged runs count with their recorded accuracy
+// hyperparameters (varied columns other than x, the series and seed, and
+// other than those constant within each series) with the best mean y over
+// seeds. Diverged runs count with their recorded accuracy
 // (0 when not finite), so they lose; unfinished runs are skipped.
 func Summarize(dir string, o Options) (*Summary, error) {
 	o = o.withDefaults()
@@ -127,7 +128,23 @@ func Summarize(dir string, o Options) (*Summary, error) {
 		}
 	}
 	for _, h := range t.Header {
-		if !fixed[h] && !skip[h] {
+		if fixed[h] || skip[h] {
+			continue
+		}
+		// A column that is constant within every series (a zip partner
+		// of the series, like aggregator.kind for by: name) is not a
+		// hyperparameter.
+		seen := map[string]string{}
+		varies := false
+		for i := range t.Rows {
+			ser, v := t.Get(i, s.ByCol), t.Get(i, h)
+			if old, ok := seen[ser]; ok && old != v {
+				varies = true
+				break
+			}
+			seen[ser] = v
+		}
+		if varies {
 			s.Hyper = append(s.Hyper, h)
 		}
 	}
