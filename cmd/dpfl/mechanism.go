@@ -40,6 +40,7 @@ type mechanismJSON struct {
 	Sensitivity       float64        `json:"sensitivity"`
 	SensitivityExact  bool           `json:"sensitivity_exact"`
 	SensitivityMethod string         `json:"sensitivity_method"`
+	SensitivitySingle float64        `json:"sensitivity_single"`
 	Loss              float64        `json:"loss"`
 	RMSE              float64        `json:"rmse"`
 	MaxRoundStd       float64        `json:"max_round_std"`
@@ -186,7 +187,8 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		j := mechanismJSON{
 			N: m.N, Strategy: m.Strategy, Workload: *wl, Participation: m.Participation,
 			Sensitivity: m.Sensitivity.Value, SensitivityExact: m.Sensitivity.Exact, SensitivityMethod: m.Sensitivity.Method,
-			Loss: m.Loss, RMSE: m.RMSE, MaxRoundStd: m.MaxRoundStd, Residual: m.Residual,
+			SensitivitySingle: m.SingleSensitivity,
+			Loss:              m.Loss, RMSE: m.RMSE, MaxRoundStd: m.MaxRoundStd, Residual: m.Residual,
 			NoiseTime: m.Cost.Time, NoiseMemory: m.Cost.Memory, NoiseNote: m.Cost.Note,
 		}
 		if st := c.Status; st != nil {
