@@ -167,7 +167,7 @@ func (c *Cache) BandMFUnequal(ctx context.Context, w *Workload, bands, b int, op
 }
 
 // MultiEpoch is MultiEpoch through the cache, warm-started from BandMF with
-// min(b,n) bands (itself through the cache, default L-BFGS options), a feasible
+// min(b,n) bands (itself through the cache, same L-BFGS options), a feasible
 // point that is typically within a few percent of the optimum (BMF23
 // Table 2), so that far fewer iterations are needed than from the default
 // start.
@@ -175,7 +175,7 @@ func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOp
 	opts.defaults()
 	key := fmt.Sprintf("v%d|multi-epoch|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf", cacheFormat, w.Key(), b, opts.MaxIter, opts.RelTol, opts.Store)
 	return c.get(key, func() (*Factorization, error) {
-		s, err := c.BandMF(ctx, w, min(b, w.N()), LBFGSOptions{Progress: opts.Progress})
+		s, err := c.BandMF(ctx, w, min(b, w.N()), opts)
 		if err != nil {
 			return nil, err
 		}
@@ -185,13 +185,12 @@ func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOp
 }
 
 // MultiEpochUnequal is MultiEpochUnequal through the cache, warm-started from
-// BandMFUnequal with min(b,n) bands (through the cache, default L-BFGS
-// options).
+// BandMFUnequal with min(b,n) bands (through the cache, same L-BFGS options).
 func (c *Cache) MultiEpochUnequal(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
 	key := fmt.Sprintf("v%d|multi-epoch-f|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf-f", cacheFormat, w.Key(), b, opts.MaxIter, opts.RelTol, opts.Store)
 	return c.get(key, func() (*Factorization, error) {
-		s, err := c.BandMFUnequal(ctx, w, min(b, w.N()), b, LBFGSOptions{Progress: opts.Progress})
+		s, err := c.BandMFUnequal(ctx, w, min(b, w.N()), b, opts)
 		if err != nil {
 			return nil, err
 		}
