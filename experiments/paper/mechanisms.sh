@@ -54,16 +54,21 @@ run s0-momentum-256 -n 256 -workload momentum -momentum 0.9
 # iterations (the table has 2 decimals). The multi-epoch MF (2.1 million
 # variables, dense) starts from BandMF with 342 bands of the same variant.
 T2=(-n 2052 -k 6 -b 342 -reltol 1e-6 -maxiter 1000 -progress)
-for part in kb minsep; do
-	run "t2-tree-$part" "${T2[@]}" -participation $part -strategy tree-full
-	run "t2-sgd-$part" "${T2[@]}" -participation $part -strategy identity
-	run "t2-bandmf342-T-$part" "${T2[@]}" -participation $part -strategy bandmf -bands 342
-	run "t2-bandmf342-F-$part" "${T2[@]}" -participation $part -strategy bandmf-f -bands 342
-	run "t2-me-F-$part" "${T2[@]}" -participation $part -strategy multi-epoch-f
-	run "t2-me-T-$part" "${T2[@]}" -participation $part -strategy multi-epoch
-	run "t2-bandmf128-T-$part" "${T2[@]}" -participation $part -strategy bandmf -bands 128
-	run "t2-bandmf128-F-$part" "${T2[@]}" -participation $part -strategy bandmf-f -bands 128
-done
+# both NAME ARGS...: NAME under (k,b) and under min-sep.
+both() {
+	local name=$1
+	shift
+	run "t2-$name-kb" "${T2[@]}" -participation kb "$@"
+	run "t2-$name-minsep" "${T2[@]}" -participation minsep "$@"
+}
+both tree -strategy tree-full
+both sgd -strategy identity
+both bandmf342-T -strategy bandmf -bands 342
+both bandmf342-F -strategy bandmf-f -bands 342
+both me-F -strategy multi-epoch-f
+both me-T -strategy multi-epoch
+both bandmf128-T -strategy bandmf -bands 128
+both bandmf128-F -strategy bandmf-f -bands 128
 
 t_end=$(date +%s.%N)
 printf 'total\t%.1f\n' "$(echo "$t_end - $t_all" | bc)" >> "$RAW/timings.tsv"
