@@ -24,6 +24,12 @@ type LBFGSOptions struct {
 	// Progress, if not nil, is called after each iteration with the loss
 	// tr(AᵀA X⁻¹) (not part of the cache key).
 	Progress func(iter int, loss float64) `json:"-"`
+	// Start, if not nil, is the starting X of MultiEpoch and
+	// MultiEpochUnequal; it must be feasible (unit diagonal for MultiEpoch,
+	// X_ij = 0 for i ≠ j, i ≡ j (mod b); positive definite). Cache.MultiEpoch
+	// passes the BandMF solution with b bands. Not part of the cache key
+	// (the cache records the start it uses in its own key).
+	Start *mat.SymDense `json:"-"`
 }
 
 func (o *LBFGSOptions) defaults() {
@@ -44,50 +50,119 @@ func (o *LBFGSOptions) defaults() {
 // warm-started from the column-normalized b̂-banded truncation of the square
 // root S^{1/2}, with a diagonal rescaling of the variables (Hessian
 // diagonal at the start). C is the lower-triangular b̂-banded factor; under (k,b) and
-// b-min-sep with b̂ ≤ b its sensitivity is sqrt(k̂) exactly.
+// b-min-sep with b̂ ≤ b its sensitivity is sqrt(k̂) exactly. This is the
+// "equal column norms: T" row of BMF23 Table 2; BandMFUnequal is the "F" row.
 func BandMF(ctx context.Context, w *Workload, bands int, opts LBFGSOptions) (*Factorization, error) {
 	n := w.N()
 	if bands < 1 || bands > n {
 		panic("strategy: bands outside [1,n]")
 	}
 	p := newBandProblem(w, bands, func(i, j int) bool { return true })
-	f, err := p.solve(ctx, opts)
-	if err != nil {
-		return nil, err
+	return p.named("bandmf", ctx, opts)
+}
+
+// BandMFUnequal is BandMF without the equal-column-norm constraint (BMF23
+// App. B, the "equal column norms: F" rows of Table 2), for (k,b)-participation
+// with k ≥ ⌈n/b⌉ (every round belongs to one pattern {i, i+b, …}): the
+// diagonal of X is free subject to Σ_{j≡i (mod b)} X_jj = ⌈n/b⌉ for every
+// residue i, the exact (k,b) sensitivity² of a b̂-banded X with b̂ ≤ b
+// (BMF23 Prop. B.1), so the (k,b) sensitivity is sqrt(⌈n/b⌉) as for BandMF.
+// The diagonal gradient is projected onto these constraints (zero sum per
+// pattern), as in App. B. It needs bands ≤ b. Its b-min-sep sensitivity
+// (VecSens of the diagonal, exact) is larger than under (k,b).
+func BandMFUnequal(ctx context.Context, w *Workload, bands, b int, opts LBFGSOptions) (*Factorization, error) {
+	n := w.N()
+	if bands < 1 || bands > n || b < bands {
+		panic("strategy: BandMFUnequal needs 1 ≤ bands ≤ min(b, n)")
 	}
-	f.name = "bandmf"
-	return f, nil
+	p := newBandProblem(w, bands, func(i, j int) bool { return true })
+	p.unequal(b)
+	return p.named("bandmf-f", ctx, opts)
 }
 
 // MultiEpoch optimizes the multi-epoch factorization for (k,b)-participation
 // in the equal-column-norm formulation (BMF23 App. B/C, [15]): min
 // tr(AᵀA X⁻¹) over X with unit diagonal and X_ij = 0 whenever i ≠ j and
 // i ≡ j (mod b), so that every (k,b) pattern's block of X is the identity and
-// the (k,b) sensitivity is exactly sqrt(k̂) for every k. Warm start: the
-// BandMF start with min(b,n) bands (feasible).
+// the (k,b) sensitivity is exactly sqrt(k̂) for every k. Start: opts.Start
+// if set (Cache.MultiEpoch passes BandMF with b bands, a feasible point),
+// else the BandMF start with min(b,n) bands. The loss and gradient are
+// evaluated densely (Cholesky, inverse, one Gram product: about 2n³
+// multiply-adds, DenseBackend).
 func MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Factorization, error) {
-	n := w.N()
 	if b < 1 {
 		panic("strategy: b < 1")
 	}
+	p := newMultiEpochProblem(w, b)
+	return p.named("multi-epoch", ctx, opts)
+}
+
+// MultiEpochUnequal is MultiEpoch without the equal-column-norm constraint
+// (the "Multi-epoch MF, F" row of BMF23 Table 2): the diagonal is free subject
+// to Σ_{j≡i (mod b)} X_jj = ⌈n/b⌉ for every residue i, as in BandMFUnequal;
+// the pattern blocks of X stay diagonal, so the (k,b) sensitivity is exactly
+// sqrt(⌈n/b⌉) for k ≥ ⌈n/b⌉.
+func MultiEpochUnequal(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Factorization, error) {
+	if b < 1 {
+		panic("strategy: b < 1")
+	}
+	p := newMultiEpochProblem(w, b)
+	p.unequal(b)
+	return p.named("multi-epoch-f", ctx, opts)
+}
+
+func newMultiEpochProblem(w *Workload, b int) *bandProblem {
+	n := w.N()
 	p := newBandProblem(w, n, func(i, j int) bool { return (i-j)%b != 0 })
 	p.startBands = min(b, n)
+	p.dense = true
+	return p
+}
+
+func (p *bandProblem) named(name string, ctx context.Context, opts LBFGSOptions) (*Factorization, error) {
 	f, err := p.solve(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	f.name = "multi-epoch"
+	f.name = name
 	return f, nil
 }
 
 // bandProblem is min tr(AᵀA X⁻¹) over the free entries of a bw-banded X with
-// unit diagonal.
+// unit diagonal, or (after unequal) with a free diagonal whose sums over the
+// residue classes mod b are fixed.
 type bandProblem struct {
 	w          *Workload
 	n, bw      int
 	free       []int // index into band storage x[i*bw+d] (X_{i,i−d}) of each parameter
 	startBands int
 	a          []float64 // dense row-major A
+	// dense selects the dense evaluator (multi-epoch) instead of banded
+	// substitutions.
+	dense bool
+	// Unequal column norms: parameters len(free)… are t_j, X_jj = t_j −
+	// mean_{π(j)} t + target/|π(j)|, with π(j) = {l : l ≡ j (mod mod)}.
+	mod    int // 0: unit diagonal
+	target float64
+	count  []int // |π| per residue
+}
+
+// unequal frees the diagonal subject to Σ_{j∈π} X_jj = ⌈n/b⌉ per residue class.
+func (p *bandProblem) unequal(b int) {
+	p.mod = b
+	p.target = float64((p.n + b - 1) / b)
+	p.count = make([]int, min(b, p.n))
+	for j := 0; j < p.n; j++ {
+		p.count[j%b]++
+	}
+}
+
+// nParams is the number of optimization variables.
+func (p *bandProblem) nParams() int {
+	if p.mod > 0 {
+		return len(p.free) + p.n
+	}
+	return len(p.free)
 }
 
 func newBandProblem(w *Workload, bw int, free func(i, j int) bool) *bandProblem {
@@ -222,20 +297,90 @@ func (p *bandProblem) lossGrad(f *bandFactor, g []float64) float64 {
 	return total
 }
 
-// xFromParams fills the band storage of X from the free parameters.
+// xFromParams fills the band storage of X from the parameters.
 func (p *bandProblem) xFromParams(x, theta []float64) {
 	for i := range x {
 		x[i] = 0
 	}
-	for i := 0; i < p.n; i++ {
-		x[i*p.bw] = 1
-	}
+	nf := len(p.free)
 	for k, idx := range p.free {
 		x[idx] = theta[k]
 	}
+	if p.mod == 0 {
+		for i := 0; i < p.n; i++ {
+			x[i*p.bw] = 1
+		}
+		return
+	}
+	t := theta[nf:]
+	mean := make([]float64, len(p.count))
+	for j, v := range t {
+		mean[j%p.mod] += v
+	}
+	for r := range mean {
+		mean[r] = (p.target - mean[r]) / float64(p.count[r])
+	}
+	for j, v := range t {
+		x[j*p.bw] = v + mean[j%p.mod]
+	}
 }
 
-func (p *bandProblem) start() []float64 {
+// gradFromG maps G = X⁻¹AᵀAX⁻¹ (band storage gb[i*bw+bw−1−d] = G_{i,i−d})
+// to the gradient of tr(AᵀA X⁻¹) in the parameters: −2G_ij for a free pair,
+// −(G_jj − mean_{π(j)} G) for a diagonal parameter (projected gradient).
+func (p *bandProblem) gradFromG(gr, gb []float64) {
+	bw := p.bw
+	for k, idx := range p.free {
+		i, d := idx/bw, idx%bw
+		gr[k] = -2 * gb[i*bw+bw-1-d]
+	}
+	if p.mod == 0 {
+		return
+	}
+	gd := gr[len(p.free):]
+	mean := make([]float64, len(p.count))
+	for j := range gd {
+		gd[j] = -gb[j*bw+bw-1]
+		mean[j%p.mod] += gd[j]
+	}
+	for j := range gd {
+		gd[j] -= mean[j%p.mod] / float64(p.count[j%p.mod])
+	}
+}
+
+// hessDiag returns an estimate of the Hessian's diagonal in the parameters
+// (up to a common factor 2) from G at the start: G_ii + G_jj for a pair,
+// G_jj for a diagonal entry (exact at X = I).
+func (p *bandProblem) hessDiag(gb []float64) []float64 {
+	bw := p.bw
+	h := make([]float64, p.nParams())
+	for k, idx := range p.free {
+		i, d := idx/bw, idx%bw
+		h[k] = gb[i*bw+bw-1] + gb[(i-d)*bw+bw-1]
+	}
+	for j := len(p.free); j < len(h); j++ {
+		i := j - len(p.free)
+		h[j] = gb[i*bw+bw-1]
+	}
+	return h
+}
+
+// start returns the initial parameters: from opts.Start if given (its
+// entries on the free positions and, with a free diagonal, its diagonal),
+// else the column-normalized startBands-banded truncation of S^{1/2}.
+func (p *bandProblem) start(x0 mat.Symmetric) []float64 {
+	theta := make([]float64, p.nParams())
+	nf := len(p.free)
+	if x0 != nil {
+		for k, idx := range p.free {
+			i, d := idx/p.bw, idx%p.bw
+			theta[k] = x0.At(i, i-d)
+		}
+		for j := nf; j < len(theta); j++ {
+			theta[j] = x0.At(j-nf, j-nf)
+		}
+		return theta
+	}
 	n, sb := p.n, p.startBands
 	c, _ := NuCoefficients(n, 0)
 	// C0 = sb-banded truncation of Toeplitz(c); X0 = D C0ᵀC0 D with unit diagonal.
@@ -251,14 +396,82 @@ func (p *bandProblem) start() []float64 {
 	for i := range dg {
 		dg[i] = math.Sqrt(xij(i, i))
 	}
-	theta := make([]float64, len(p.free))
 	for k, idx := range p.free {
 		i, d := idx/p.bw, idx%p.bw
 		if d < sb {
 			theta[k] = xij(i, i-d) / (dg[i] * dg[i-d])
 		}
 	}
+	for j := nf; j < len(theta); j++ {
+		theta[j] = 1
+	}
 	return theta
+}
+
+// eval returns tr(AᵀA X⁻¹) for the band-stored X (+Inf if X is not positive
+// definite) and, if gb != nil, fills gb with G = X⁻¹AᵀAX⁻¹ on the band.
+func (p *bandProblem) eval(xs, gb []float64, ds *denseScratch) float64 {
+	if p.dense {
+		return p.denseLossGrad(xs, gb, ds)
+	}
+	f, ok := reverseCholesky(xs, p.n, p.bw)
+	if !ok {
+		return math.Inf(1)
+	}
+	if gb != nil {
+		for i := range gb {
+			gb[i] = 0
+		}
+	}
+	return p.lossGrad(f, gb)
+}
+
+// denseScratch holds the n×n buffers of the dense evaluator.
+type denseScratch struct{ l, y, g []float64 }
+
+// denseLossGrad is eval through dense linear algebra (bw = n): X = L Lᵀ
+// (potrf), X⁻¹ (potri), Y = A X⁻¹, tr(AᵀA X⁻¹) = Σ_ij A_ij Y_ij and
+// G = YᵀY; about 2n³ multiply-adds in DenseBackend.
+func (p *bandProblem) denseLossGrad(xs, gb []float64, ds *denseScratch) float64 {
+	n, bw := p.n, p.bw
+	if ds.l == nil {
+		ds.l, ds.y = make([]float64, n*n), make([]float64, n*n)
+		ds.g = make([]float64, n*n)
+	}
+	l, y := ds.l, ds.y
+	for i := 0; i < n; i++ {
+		row := l[i*n : i*n+n]
+		for j := 0; j <= i; j++ {
+			row[j] = xs[i*bw+i-j]
+		}
+	}
+	if !potrfLower(n, l) || !potriLower(n, l) {
+		return math.Inf(1)
+	}
+	// Y = X⁻¹ (full), then Y ← A Y.
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			v := l[i*n+j]
+			y[i*n+j], y[j*n+i] = v, v
+		}
+	}
+	ym := &mat.Dense{}
+	ym.SetRawMatrix(blas64.General{Rows: n, Cols: n, Stride: n, Data: y})
+	p.w.mulA(ym, ym)
+	f := 0.0
+	for i := 0; i < n; i++ {
+		f += blas64.Implementation().Ddot(i+1, p.a[i*n:], 1, y[i*n:], 1)
+	}
+	if gb == nil {
+		return f
+	}
+	gramLower(n, y, ds.g)
+	for i := 0; i < n; i++ {
+		for d := 0; d <= i; d++ {
+			gb[i*bw+bw-1-d] = ds.g[i*n+i-d]
+		}
+	}
+	return f
 }
 
 func (p *bandProblem) solve(ctx context.Context, opts LBFGSOptions) (*Factorization, error) {
@@ -266,27 +479,27 @@ func (p *bandProblem) solve(ctx context.Context, opts LBFGSOptions) (*Factorizat
 	n, bw := p.n, p.bw
 	xs := make([]float64, n*bw)
 	gb := make([]float64, n*bw)
+	ds := &denseScratch{}
 	fg := func(theta, gr []float64) float64 {
 		p.xFromParams(xs, theta)
-		f, ok := reverseCholesky(xs, n, bw)
-		if !ok {
-			return math.Inf(1)
-		}
 		if gr == nil {
-			return p.lossGrad(f, nil)
+			return p.eval(xs, nil, ds)
 		}
-		for i := range gb {
-			gb[i] = 0
-		}
-		v := p.lossGrad(f, gb)
-		for k, idx := range p.free {
-			i, d := idx/bw, idx%bw
-			gr[k] = -2 * gb[i*bw+bw-1-d]
+		v := p.eval(xs, gb, ds)
+		if !math.IsInf(v, 1) {
+			p.gradFromG(gr, gb)
 		}
 		return v
 	}
 	st := Status{Method: "L-BFGS", Gap: math.NaN()}
-	theta := p.start()
+	if p.dense {
+		st.Method = "L-BFGS (dense evaluation, " + DenseBackend + ")"
+	}
+	var x0 mat.Symmetric
+	if opts.Start != nil {
+		x0 = opts.Start
+	}
+	theta := p.start(x0)
 	if len(theta) == 0 {
 		st.Converged, st.Message, st.GradNorm = true, "no free entries (X = I)", 0
 		return p.finish(theta, st)
@@ -295,29 +508,20 @@ func (p *bandProblem) solve(ctx context.Context, opts LBFGSOptions) (*Factorizat
 	// about 2(G_ii + G_jj), G = X⁻¹AᵀAX⁻¹ (exact at X = I), which varies by a
 	// factor of order n along the band for prefix sums. Optimize over
 	// u = θ/s with s = sqrt(mean h / h), h = G_ii + G_jj at the start.
-	scale := make([]float64, len(theta))
-	{
-		p.xFromParams(xs, theta)
-		f0, ok := reverseCholesky(xs, n, bw)
-		if !ok {
-			return nil, errors.New("strategy: L-BFGS start is not positive definite")
-		}
-		for i := range gb {
-			gb[i] = 0
-		}
-		p.lossGrad(f0, gb)
-		mean := 0.0
-		for k, idx := range p.free {
-			i, d := idx/bw, idx%bw
-			scale[k] = gb[i*bw+bw-1] + gb[(i-d)*bw+bw-1]
-			mean += scale[k]
-		}
-		mean /= float64(len(scale))
-		for k, h := range scale {
-			scale[k] = 1
-			if h > 0 {
-				scale[k] = math.Sqrt(mean / h)
-			}
+	p.xFromParams(xs, theta)
+	if math.IsInf(p.eval(xs, gb, ds), 1) {
+		return nil, errors.New("strategy: L-BFGS start is not positive definite")
+	}
+	scale := p.hessDiag(gb)
+	mean := 0.0
+	for _, h := range scale {
+		mean += h
+	}
+	mean /= float64(len(scale))
+	for k, h := range scale {
+		scale[k] = 1
+		if h > 0 {
+			scale[k] = math.Sqrt(mean / h)
 		}
 	}
 	th := make([]float64, len(theta))
@@ -357,17 +561,20 @@ func (p *bandProblem) finish(theta []float64, st Status) (*Factorization, error)
 	n, bw := p.n, p.bw
 	xs := make([]float64, n*bw)
 	p.xFromParams(xs, theta)
-	bf, ok := reverseCholesky(xs, n, bw)
-	if !ok {
-		return nil, errors.New("strategy: optimized X is not positive definite")
-	}
 	x := mat.NewSymDense(n, nil)
-	c := mat.NewTriDense(n, mat.Lower, nil)
 	for i := 0; i < n; i++ {
 		for d := 0; d < bw && d <= i; d++ {
 			x.SetSym(i, i-d, xs[i*bw+d])
 		}
 	}
+	if p.dense {
+		return NewFactorization("", x, st)
+	}
+	bf, ok := reverseCholesky(xs, n, bw)
+	if !ok {
+		return nil, errors.New("strategy: optimized X is not positive definite")
+	}
+	c := mat.NewTriDense(n, mat.Lower, nil)
 	for j := 0; j < n; j++ {
 		for d := 0; d < bw && j+d < n; d++ {
 			c.SetTri(j+d, j, bf.cc[j*bw+d])

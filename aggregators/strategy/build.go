@@ -7,7 +7,9 @@ import (
 )
 
 // Names lists the strategy names Build accepts, in the order of the issue.
-var Names = []string{"identity", "tree", "tree-online", "tree-full", "optimal", "multi-epoch", "bandmf", "nu"}
+// The "-f" variants drop the equal-column-norm constraint (BMF23 App. B,
+// the "F" rows of Table 2) and need (k,b) or b-min-sep participation for b.
+var Names = []string{"identity", "tree", "tree-online", "tree-full", "optimal", "multi-epoch", "multi-epoch-f", "bandmf", "bandmf-f", "nu"}
 
 // Config is what Build needs besides the strategy name.
 type Config struct {
@@ -62,21 +64,33 @@ func Build(ctx context.Context, name string, cfg Config) (Strategy, error) {
 		return NewNu(n, nu), nil
 	case "optimal":
 		return cfg.Cache.Optimal(ctx, w, FixedPointOptions{Gap: cfg.Gap})
-	case "multi-epoch":
+	case "multi-epoch", "multi-epoch-f":
 		if p.Kind == Single {
-			return nil, fmt.Errorf("strategy: multi-epoch needs kb or minsep participation (use optimal for single)")
+			return nil, fmt.Errorf("strategy: %s needs kb or minsep participation (use optimal for single)", name)
+		}
+		if name == "multi-epoch-f" {
+			return cfg.Cache.MultiEpochUnequal(ctx, w, p.B, cfg.LBFGS)
 		}
 		return cfg.Cache.MultiEpoch(ctx, w, p.B, cfg.LBFGS)
-	case "bandmf":
+	case "bandmf", "bandmf-f":
 		b := cfg.Bands
 		if b == 0 {
 			if p.Kind == Single {
-				return nil, fmt.Errorf("strategy: bandmf under single participation needs a band count")
+				return nil, fmt.Errorf("strategy: %s under single participation needs a band count", name)
 			}
 			b = min(p.B, n)
 		}
 		if b < 1 || b > n {
 			return nil, fmt.Errorf("strategy: bands %d outside [1,%d]", b, n)
+		}
+		if name == "bandmf-f" {
+			if p.Kind == Single {
+				return nil, fmt.Errorf("strategy: bandmf-f needs kb or minsep participation (its diagonal is constrained per (k,b) pattern)")
+			}
+			if b > p.B {
+				return nil, fmt.Errorf("strategy: bandmf-f needs bands ≤ b (%d > %d)", b, p.B)
+			}
+			return cfg.Cache.BandMFUnequal(ctx, w, b, p.B, cfg.LBFGS)
 		}
 		return cfg.Cache.BandMF(ctx, w, b, cfg.LBFGS)
 	}
@@ -107,8 +121,8 @@ func Compare(ctx context.Context, cfg Config, progress func(name string)) []Comp
 		}
 		var s Strategy
 		var err error
-		if name == "multi-epoch" && cfg.Workload.N() > CompareMultiEpochMaxN {
-			err = fmt.Errorf("strategy: multi-epoch skipped in the comparison for n > %d (dense optimization; ask for it with -strategy multi-epoch)", CompareMultiEpochMaxN)
+		if (name == "multi-epoch" || name == "multi-epoch-f") && cfg.Workload.N() > CompareMultiEpochMaxN {
+			err = fmt.Errorf("strategy: %s skipped in the comparison for n > %d (dense optimization; ask for it with -strategy %s)", name, CompareMultiEpochMaxN, name)
 		} else {
 			s, err = Build(ctx, name, cfg)
 		}

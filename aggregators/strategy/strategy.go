@@ -65,12 +65,15 @@ type Metrics struct {
 	N             int
 	Participation string
 	Sensitivity   Sensitivity
-	FrobB2        float64 // ‖B‖²_F
-	Loss          float64 // sens²·‖B‖²_F: total expected squared error
-	RMSE          float64 // sqrt(Loss/n)
-	MaxRoundStd   float64 // sens·max_t ‖B_t,:‖: std of the worst round's error
-	Residual      float64 // ‖B C − A‖_F / ‖A‖_F
-	Cost          Cost
+	// SingleSensitivity is the sensitivity under single participation,
+	// sqrt(max_j X_jj), for the "sens single" column of BMF23 Table 2.
+	SingleSensitivity float64
+	FrobB2            float64 // ‖B‖²_F
+	Loss              float64 // sens²·‖B‖²_F: total expected squared error
+	RMSE              float64 // sqrt(Loss/n)
+	MaxRoundStd       float64 // sens·max_t ‖B_t,:‖: std of the worst round's error
+	Residual          float64 // ‖B C − A‖_F / ‖A‖_F
+	Cost              Cost
 }
 
 // Evaluate computes the decoder of s for w and its error metrics under p.
@@ -79,6 +82,10 @@ func Evaluate(s Strategy, w *Workload, p Participation) (Metrics, error) {
 		panic("strategy: strategy and workload sizes differ")
 	}
 	sens, err := s.Sensitivity(p)
+	if err != nil {
+		return Metrics{}, err
+	}
+	single, err := s.Sensitivity(Participation{Kind: Single})
 	if err != nil {
 		return Metrics{}, err
 	}
@@ -102,16 +109,17 @@ func Evaluate(s Strategy, w *Workload, p Participation) (Metrics, error) {
 	res := mat.Norm(&bc, 2) / mat.Norm(w.A(), 2)
 	loss := sens.Value * sens.Value * fro2
 	return Metrics{
-		Strategy:      s.Name(),
-		N:             n,
-		Participation: p.String(),
-		Sensitivity:   sens,
-		FrobB2:        fro2,
-		Loss:          loss,
-		RMSE:          math.Sqrt(loss / float64(n)),
-		MaxRoundStd:   sens.Value * math.Sqrt(worst),
-		Residual:      res,
-		Cost:          s.Cost(),
+		Strategy:          s.Name(),
+		N:                 n,
+		Participation:     p.String(),
+		Sensitivity:       sens,
+		SingleSensitivity: single.Value,
+		FrobB2:            fro2,
+		Loss:              loss,
+		RMSE:              math.Sqrt(loss / float64(n)),
+		MaxRoundStd:       sens.Value * math.Sqrt(worst),
+		Residual:          res,
+		Cost:              s.Cost(),
 	}, nil
 }
 

@@ -18,13 +18,15 @@ import (
 const mechanismUsage = `Usage:
   dpfl mechanism -n N [-strategy NAME] [-bands B] [-nu V] [-nu-bands B] [-participation single|kb|minsep]
                  [-k K] [-b B] [-workload prefix|momentum] [-momentum BETA] [-gap G]
-                 [-cache DIR] [-json]
+                 [-reltol R] [-maxiter N] [-progress] [-cache DIR] [-json]
 
 Prints a strategy's sensitivity, loss (sens^2 ||B||_F^2, sigma = 1), rmse (sqrt(loss/n)),
 worst per-round error (std of the noisiest round), noise cost per round in units of the
 model dimension d, and the optimizer status. Without -strategy, compares all strategies
-(identity, tree, tree-online, tree-full, optimal, multi-epoch, bandmf, nu) for the given n
-and participation, best first. Optimized strategies are cached in -cache.
+(identity, tree, tree-online, tree-full, optimal, multi-epoch, multi-epoch-f, bandmf,
+bandmf-f, nu) for the given n and participation, best first. The -f variants drop the
+equal-column-norm constraint (BMF23 App. B): the diagonal of X is free with fixed sums over
+the (k,b) patterns. Optimized strategies are cached in -cache.
 
 Flags:
 `
@@ -38,6 +40,7 @@ type mechanismJSON struct {
 	Sensitivity       float64        `json:"sensitivity"`
 	SensitivityExact  bool           `json:"sensitivity_exact"`
 	SensitivityMethod string         `json:"sensitivity_method"`
+	SensitivitySingle float64        `json:"sensitivity_single"`
 	Loss              float64        `json:"loss"`
 	RMSE              float64        `json:"rmse"`
 	MaxRoundStd       float64        `json:"max_round_std"`
@@ -77,7 +80,7 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	var (
 		n        = fs.Int("n", 0, "number of rounds (required)")
-		name     = fs.String("strategy", "", "identity, tree, tree-online, tree-full, optimal, multi-epoch, bandmf or nu (default: compare all)")
+		name     = fs.String("strategy", "", "identity, tree, tree-online, tree-full, optimal, multi-epoch, multi-epoch-f, bandmf, bandmf-f or nu (default: compare all)")
 		bands    = fs.Int("bands", 0, "bands of bandmf (default -b under kb/minsep; required under single)")
 		nu       = fs.Float64("nu", -1, "nu of nu-DP-FTRL in [0,1) (default: tuned by the prefix-sum loss)")
 		nuBands  = fs.Int("nu-bands", 0, "truncate nu-DP-FTRL's C to this many Toeplitz coefficients (banded; default: all)")
@@ -87,6 +90,9 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		wl       = fs.String("workload", "prefix", "prefix or momentum")
 		momentum = fs.Float64("momentum", 0.9, "momentum beta of the momentum workload, in [0,1)")
 		gap      = fs.Float64("gap", 1e-6, "target relative duality gap of the optimal fixed point")
+		relTol   = fs.Float64("reltol", 1e-9, "L-BFGS (bandmf, multi-epoch): stop when the loss improved by less than this (relative) over 20 iterations")
+		maxIter  = fs.Int("maxiter", 2000, "L-BFGS (bandmf, multi-epoch): maximum iterations")
+		progress = fs.Bool("progress", false, "print L-BFGS progress to stderr every 25 iterations")
 		cacheDir = fs.String("cache", defCache, "directory of the optimized-strategy cache (empty: no cache)")
 		asJSON   = fs.Bool("json", false, "print JSON (one object with -strategy, else an array best first)")
 	)
@@ -155,13 +161,27 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if !(*gap > 0 && *gap < 1) {
 		return usageErr("-gap must be in (0,1)")
 	}
+	if !(*relTol > 0 && *relTol < 1) {
+		return usageErr("-reltol must be in (0,1)")
+	}
+	if *maxIter < 1 {
+		return usageErr("-maxiter must be positive")
+	}
 	if p.Kind == strategy.Single && *name == "bandmf" && !set["bands"] {
 		return usageErr("-strategy bandmf under single participation needs -bands")
 	}
-	if p.Kind == strategy.Single && *name == "multi-epoch" {
-		return usageErr("-strategy multi-epoch needs -participation kb or minsep (optimal is the single-participation optimum)")
+	if p.Kind == strategy.Single && (*name == "multi-epoch" || *name == "multi-epoch-f" || *name == "bandmf-f") {
+		return usageErr("-strategy %s needs -participation kb or minsep (optimal is the single-participation optimum)", *name)
 	}
-	cfg := strategy.Config{Workload: w, Participation: p, Bands: *bands, Nu: *nu, NuBands: *nuBands, Gap: *gap}
+	lbfgs := strategy.LBFGSOptions{RelTol: *relTol, MaxIter: *maxIter}
+	if *progress {
+		lbfgs.Progress = func(it int, loss float64) {
+			if it%25 == 0 {
+				fmt.Fprintf(stderr, "dpfl mechanism: L-BFGS iteration %d: tr(A^T A X^-1) = %.10g\n", it, loss)
+			}
+		}
+	}
+	cfg := strategy.Config{Workload: w, Participation: p, Bands: *bands, Nu: *nu, NuBands: *nuBands, Gap: *gap, LBFGS: lbfgs}
 	if *cacheDir != "" {
 		cfg.Cache = &strategy.Cache{Dir: *cacheDir}
 	}
@@ -171,7 +191,8 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		j := mechanismJSON{
 			N: m.N, Strategy: m.Strategy, Workload: *wl, Participation: m.Participation,
 			Sensitivity: m.Sensitivity.Value, SensitivityExact: m.Sensitivity.Exact, SensitivityMethod: m.Sensitivity.Method,
-			Loss: m.Loss, RMSE: m.RMSE, MaxRoundStd: m.MaxRoundStd, Residual: m.Residual,
+			SensitivitySingle: m.SingleSensitivity,
+			Loss:              m.Loss, RMSE: m.RMSE, MaxRoundStd: m.MaxRoundStd, Residual: m.Residual,
 			NoiseTime: m.Cost.Time, NoiseMemory: m.Cost.Memory, NoiseNote: m.Cost.Note,
 		}
 		if st := c.Status; st != nil {

@@ -96,8 +96,8 @@ func TestMechanismTable(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 8 {
-		t.Fatalf("want 8 strategies, got %d", len(rows))
+	if len(rows) != len(strategy.Names) {
+		t.Fatalf("want %d strategies, got %d", len(strategy.Names), len(rows))
 	}
 	prev := 0.0
 	for _, r := range rows {
@@ -110,6 +110,20 @@ func TestMechanismTable(t *testing.T) {
 			t.Errorf("not sorted best first at %v", r["strategy"])
 		}
 		prev = l
+	}
+	// The unequal-norm (F) variants are at least as good under (k,b) as
+	// the equal-norm ones (their optimum is feasible for F), to the L-BFGS
+	// tolerance.
+	loss := map[string]float64{}
+	for _, r := range rows {
+		if l, ok := r["loss"].(float64); ok {
+			loss[r["strategy"].(string)] = l
+		}
+	}
+	for _, v := range []string{"bandmf", "multi-epoch"} {
+		if !(loss[v+"-f"] <= loss[v]*(1+1e-8)) {
+			t.Errorf("%s-f loss %v above %s %v", v, loss[v+"-f"], v, loss[v])
+		}
 	}
 	code, out, _ = runMechanism(t, "-n", "16", "-cache", "")
 	if code != 0 || !strings.Contains(out, "best first") || !strings.Contains(out, "optimal") {
@@ -131,6 +145,10 @@ func TestMechanismUsage(t *testing.T) {
 		{"-n", "8", "-k", "2"}, // -k under single
 		{"-n", "8", "-strategy", "bandmf"},
 		{"-n", "8", "-strategy", "multi-epoch"},
+		{"-n", "8", "-strategy", "multi-epoch-f"},
+		{"-n", "8", "-strategy", "bandmf-f", "-bands", "2"},
+		{"-n", "8", "-reltol", "0"},
+		{"-n", "8", "-maxiter", "0"},
 	} {
 		code, _, errs := runMechanism(t, args...)
 		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.HasPrefix(errs, "dpfl mechanism: ") {
