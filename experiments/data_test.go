@@ -377,3 +377,23 @@ func TestTextRun(t *testing.T) {
 		t.Fatalf("too many clients: error %v", err)
 	}
 }
+
+// TestExampleConfigsAreValid: the example configs decode and validate, and
+// say what their comments say.
+func TestExampleConfigsAreValid(t *testing.T) {
+	w, _, err := LoadFile("emnist-writers.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Data.Partition != "writer" || w.Participation.Kind != "minsep" || w.Participation.Availability.Kind != "diurnal" ||
+		w.Aggregator.Kind == "dpfedavg" || !w.Private() {
+		t.Fatalf("emnist-writers.yaml: %+v", w)
+	}
+	d, _, err := LoadFile("debian-nwp.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Data.Dataset != "debian" || d.Model.Kind != "lstm" || d.Data.Vocab != 1000 || d.Model.Embed != 32 {
+		t.Fatalf("debian-nwp.yaml: %+v", d)
+	}
+}
