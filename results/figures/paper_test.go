@@ -52,3 +52,25 @@ func TestPaperCentralizedMNIST(t *testing.T) {
 		t.Errorf("DP-FTRLM − amplified DP-SGD: %.4f at ε=1, %.4f at ε=16; the paper's gap narrows with ε", first, last)
 	}
 }
+
+// TestPaperEMNISTWriters checks the orderings of the EMNIST-style writer
+// reproduction (results/paper/emnist-writers) that agree with the seeds:
+// BandMF and multi-epoch MF beat DP-FedAvg at every epsilon, and accuracy
+// grows with epsilon.
+func TestPaperEMNISTWriters(t *testing.T) {
+	acc := paperSummary(t, "emnist-writers", "aggregator")
+	eps := []float64{2, 4, 8, 16}
+	for i, e := range eps {
+		for _, a := range []string{"bandmf", "optimal-mf", "nu-ftrl"} {
+			if !(acc[a][e] > acc["dpfedavg"][e]) {
+				t.Errorf("ε=%g: %s %.4f should beat DP-FedAvg %.4f", e, a, acc[a][e], acc["dpfedavg"][e])
+			}
+		}
+		if !(acc["bandmf"][e] >= acc["optimal-mf"][e]) {
+			t.Errorf("ε=%g: BandMF %.4f below multi-epoch MF %.4f", e, acc["bandmf"][e], acc["optimal-mf"][e])
+		}
+		if i > 0 && !(acc["bandmf"][e] > acc["bandmf"][eps[i-1]]) {
+			t.Errorf("BandMF accuracy does not grow from ε=%g to ε=%g", eps[i-1], e)
+		}
+	}
+}
