@@ -130,6 +130,7 @@ func ParseGrid(data []byte, file string) (*Grid, error) {
 	seen := map[string]bool{}
 	addPath := func(a *axis, k, v *yaml.Node, where string) bool {
 		path := k.Value
+		why := checkPath(path)
 		switch {
 		case path == "" || strings.HasPrefix(path, ".") || strings.HasSuffix(path, ".") || strings.Contains(path, ".."):
 			bad(k, where, "%q is not a dotted key path (like privacy.epsilon)", path)
@@ -137,8 +138,8 @@ func ParseGrid(data []byte, file string) (*Grid, error) {
 		case path == "grid" || path == "zip":
 			bad(k, where, "%q cannot vary", path)
 			return false
-		case checkPath(path) != "":
-			bad(k, where+"."+path, "%s", checkPath(path))
+		case why != "":
+			bad(k, where+"."+path, "%s", why)
 			return false
 		case seen[path]:
 			bad(k, where+"."+path, "varied twice (each path may appear once in grid: and zip:)")

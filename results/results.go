@@ -98,20 +98,14 @@ func (m *Metrics) Rows() []MetricsRow { return m.rows }
 
 // Flush writes every row so far.
 func (m *Metrics) Flush() error {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	w.Write(MetricsHeader)
-	for _, r := range m.rows {
-		w.Write([]string{
+	rows := make([][]string, len(m.rows))
+	for i, r := range m.rows {
+		rows[i] = []string{
 			strconv.Itoa(r.Round), formatFloat(r.TrainLoss), formatFloat(r.TestLoss), formatFloat(r.TestAccuracy),
 			formatFloat(r.Epsilon), strconv.Itoa(r.Cohort), formatFloat(r.ClipFraction), formatFloat(r.NoiseNorm),
-		})
+		}
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	return WriteFileAtomic(m.path, buf.Bytes())
+	return WriteCSV(m.path, MetricsHeader, rows)
 }
 
 // formatFloat prints the shortest representation that round-trips.

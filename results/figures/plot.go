@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -73,7 +74,7 @@ func (s *Summary) PlotX(path string) error {
 	}
 	var xs []float64
 	for _, pt := range s.Points {
-		if !containsF(xs, pt.X) {
+		if !slices.Contains(xs, pt.X) {
 			xs = append(xs, pt.X)
 		}
 	}
@@ -139,7 +140,7 @@ func (s *Summary) PlotRounds(dir, path string) error {
 	series := s.Series()
 	var xs []float64
 	for _, pt := range s.Points {
-		if !containsF(xs, pt.X) {
+		if !slices.Contains(xs, pt.X) {
 			xs = append(xs, pt.X)
 		}
 	}
@@ -155,9 +156,9 @@ func (s *Summary) PlotRounds(dir, path string) error {
 		if err != nil {
 			return err
 		}
-		si := indexOf(series, pt.Series)
+		si := slices.Index(series, pt.Series)
 		l.Color = plotutil.Color(si)
-		xi := indexOfF(xs, pt.X)
+		xi := slices.Index(xs, pt.X)
 		if xi < 0 {
 			xi = len(xs) // the baseline
 		}
@@ -268,23 +269,3 @@ func shortLabel(col string) string {
 	}
 	return col
 }
-
-func indexOf(xs []string, x string) int {
-	for i, v := range xs {
-		if v == x {
-			return i
-		}
-	}
-	return -1
-}
-
-func indexOfF(xs []float64, x float64) int {
-	for i, v := range xs {
-		if v == x {
-			return i
-		}
-	}
-	return -1
-}
-
-func containsF(xs []float64, x float64) bool { return indexOfF(xs, x) >= 0 }
