@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"dpfl/datasets"
@@ -53,6 +54,10 @@ func images(side, classes int) func(n int, r *rand.Rand) *datasets.Dataset {
 
 func cases() []testCase {
 	return []testCase{
+		{name: "logreg", spec: Spec{Kind: LogReg}, data: images(8, 3), batch: 6, steps: 200, lr: 0.1,
+			fdCoords: 400, fdStep: 1e-2, absTol: 2e-3, relTol: 0.03, lossFactor: 0.3},
+		{name: "mlp", spec: Spec{Kind: MLP, Hidden: []int{16, 8}}, data: images(8, 3), batch: 6, steps: 200, lr: 0.1,
+			fdCoords: 400, fdStep: 1e-3, absTol: 2e-3, relTol: 0.03, lossFactor: 0.3},
 		{name: "cnn", spec: Spec{Kind: CNN}, data: images(8, 3), batch: 6, steps: 200, lr: 0.1,
 			fdCoords: 400, fdStep: 1e-3, absTol: 2e-3, relTol: 0.03, lossFactor: 0.3},
 		{name: "cnn-large", spec: Spec{Kind: CNNLarge}, data: images(8, 3), batch: 6, steps: 200, lr: 0.05, dropout: true,
@@ -389,6 +394,8 @@ func TestForwardEvalMatchesFullGraph(t *testing.T) {
 				gm, logits, load = mm.graphModel, &mm.logitsV, func(b *datasets.Batch) { mm.load(b); mm.off() }
 			case *lstm:
 				gm, logits, load = mm.graphModel, &mm.logitsV, mm.load
+			case *dense:
+				gm, logits, load = mm.graphModel, &mm.logitsV, mm.load
 			default:
 				t.Fatalf("unexpected model type %T", m)
 			}
@@ -416,6 +423,56 @@ func TestForwardEvalMatchesFullGraph(t *testing.T) {
 			}
 			if l := gm.lossV.Data().(float32); math.Abs(float64(l-fwdLoss)) > 1e-6*math.Abs(float64(l)) {
 				t.Fatalf("loss: forward pass %g, whole graph %g", fwdLoss, l)
+			}
+		})
+	}
+}
+
+// TestConformanceReusedMatchesFresh: a machine that has run many steps on
+// other batches and parameters computes exactly (bit for bit) what a freshly
+// built one computes. This guards the dense model's register reuse (rewind)
+// and any state a reused machine could carry over.
+func TestConformanceReusedMatchesFresh(t *testing.T) {
+	for _, tc := range cases() {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(11, 12))
+			d := tc.data(3*tc.batch, r)
+			used := build(t, tc, d, tc.batch)
+			used.Init(r)
+			grad := make([]float32, used.NumParams())
+			for s := 0; s < 5; s++ {
+				lo := (s % 2) * tc.batch
+				if s == 3 { // a short batch (padding rows) in between
+					used.Eval(fill(d, tc.batch, seq(lo, lo+tc.batch/2)))
+				}
+				if _, err := used.Grad(grad, fill(d, tc.batch, seq(lo, lo+tc.batch))); err != nil {
+					t.Fatal(err)
+				}
+				for i, g := range grad {
+					used.Params()[i] -= 0.05 * g
+				}
+			}
+			fresh := build(t, tc, d, tc.batch)
+			copy(fresh.Params(), used.Params())
+			b := fill(d, tc.batch, seq(2*tc.batch, 3*tc.batch-1))
+			for _, m := range []Model{used, fresh} {
+				if s, ok := m.(Stochastic); ok {
+					s.SetRNG(rand.New(rand.NewPCG(5, 5)))
+				}
+			}
+			g1, g2 := make([]float32, used.NumParams()), make([]float32, used.NumParams())
+			l1, err1 := used.Grad(g1, b)
+			l2, err2 := fresh.Grad(g2, b)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			if l1 != l2 || !slices.Equal(g1, g2) {
+				t.Fatalf("reused machine: loss %v, fresh: %v (gradients equal: %v)", l1, l2, slices.Equal(g1, g2))
+			}
+			s1, _ := used.Eval(b)
+			s2, _ := fresh.Eval(b)
+			if s1 != s2 {
+				t.Fatalf("reused machine scores %+v, fresh %+v", s1, s2)
 			}
 		})
 	}

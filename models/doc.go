@@ -14,7 +14,8 @@
 // Batches have a fixed number of rows, set when the model is built; shorter
 // batches are padded with zero-weight rows (see datasets.Batch).
 //
-// Gorgonia v0.9.18 traps handled here: the machine is Reset after every run;
+// Gorgonia v0.9.18 traps handled here: the machine is Reset (or, for the
+// dense models, rewound keeping its registers) after every run;
 // gradients come from symbolic Grad nodes (not accumulating dual values);
 // constants are float32 in float32 graphs; dropout masks are graph inputs
 // drawn from dpfl's RNG (Gorgonia's Dropout seeds from the clock, scales its

@@ -57,6 +57,11 @@ type graphModel struct {
 	lossV   G.Value
 	vm      G.VM // the whole graph (Grad)
 	fwd     G.VM // the forward pass only (Eval)
+	// keepRegisters makes run and forward rewind the machines instead of
+	// resetting them, so intermediate tensors are reused across runs. Only
+	// for graphs whose ops all overwrite same-shaped outputs (not the CNN:
+	// im2col indexes out of range on a reused register).
+	keepRegisters bool
 }
 
 // newGraphModel allocates the parameters of lay and creates their nodes in a
@@ -99,7 +104,7 @@ func (m *graphModel) Params() []float32 { return m.params }
 // next run silently does nothing).
 func (m *graphModel) run() error {
 	err := m.vm.RunAll()
-	m.vm.Reset()
+	m.ready(m.vm)
 	if err != nil {
 		return fmt.Errorf("models: %w", err)
 	}
@@ -110,11 +115,20 @@ func (m *graphModel) run() error {
 // the machine.
 func (m *graphModel) forward() error {
 	err := m.fwd.RunAll()
-	m.fwd.Reset()
+	m.ready(m.fwd)
 	if err != nil {
 		return fmt.Errorf("models: %w", err)
 	}
 	return nil
+}
+
+// ready prepares vm for its next run.
+func (m *graphModel) ready(vm G.VM) {
+	if m.keepRegisters {
+		rewind(vm)
+	} else {
+		vm.Reset()
+	}
 }
 
 // grad runs the graph and copies the gradient into grad; it returns the loss.
