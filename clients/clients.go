@@ -74,8 +74,9 @@ var ErrDiverged = errors.New("clients: local training diverged (non-finite loss)
 
 // Update trains from global on the examples idx of data and writes the
 // pseudo-gradient global − local into delta. r drives the example order and
-// subset; pass the client's own stream so results do not depend on which
-// worker runs it.
+// subset and, for models with dropout (models.Stochastic), the dropout
+// masks: they come from a stream seeded by r's first two draws. Pass the
+// client's own stream so results do not depend on which worker runs it.
 func (t *Trainer) Update(delta, global []float32, data *datasets.Dataset, idx []int, r *rand.Rand) (Result, error) {
 	p := t.model.Params()
 	if len(global) != len(p) || len(delta) != len(p) {
@@ -83,6 +84,10 @@ func (t *Trainer) Update(delta, global []float32, data *datasets.Dataset, idx []
 	}
 	if len(idx) == 0 {
 		return Result{}, errors.New("clients: client has no examples")
+	}
+	if s, ok := t.model.(models.Stochastic); ok {
+		s.SetRNG(rand.New(rand.NewPCG(r.Uint64(), r.Uint64())))
+		defer s.SetRNG(nil)
 	}
 	copy(p, global)
 	t.order = append(t.order[:0], idx...)

@@ -83,3 +83,59 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// maskModel is a logistic regression that records, like a model with
+// dropout, one draw from the RNG it was given per Grad call.
+type maskModel struct {
+	models.Model
+	rng   *rand.Rand
+	draws []uint64
+}
+
+func (m *maskModel) SetRNG(r *rand.Rand) { m.rng = r }
+
+func (m *maskModel) Grad(grad []float32, b *datasets.Batch) (float64, error) {
+	if m.rng == nil {
+		m.draws = append(m.draws, 0)
+	} else {
+		m.draws = append(m.draws, m.rng.Uint64())
+	}
+	return m.Model.Grad(grad, b)
+}
+
+// TestDropoutFollowsClientStream: a model with dropout gets its masks from
+// the client's stream (same stream, same masks; another stream, other
+// masks), never from the default (nil) source during training, and the RNG
+// is cleared after the update.
+func TestDropoutFollowsClientStream(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	d := tinyData(r)
+	base, err := models.Spec{Kind: models.LogReg}.Build(3, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &maskModel{Model: base}
+	tr, err := NewTrainer(m, 3, Config{Epochs: 1, BatchSize: 4, LR: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	global, delta := make([]float32, m.NumParams()), make([]float32, m.NumParams())
+	idx := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+	run := func(seed uint64) []uint64 {
+		m.draws = nil
+		if _, err := tr.Update(delta, global, d, idx, rand.New(rand.NewPCG(seed, 0))); err != nil {
+			t.Fatal(err)
+		}
+		if m.rng != nil {
+			t.Fatal("dropout RNG left set after Update")
+		}
+		return m.draws
+	}
+	a, b, c := run(1), run(1), run(2)
+	if len(a) != 3 || slices.Contains(a, 0) {
+		t.Fatalf("draws %v: want 3 steps, each from the client's stream", a)
+	}
+	if !slices.Equal(a, b) || slices.Equal(a, c) {
+		t.Fatalf("same stream gave masks %v and %v; another stream %v", a, b, c)
+	}
+}
