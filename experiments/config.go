@@ -243,6 +243,18 @@ type PrivacyConfig struct {
 	// sampling), rdp (= rdp-cks; the default for poisson), rdp-mironov,
 	// zcdp, zcdp-cks, pld.
 	Accountant string `yaml:"accountant"`
+	// PopulationScale S > 1 simulates a population S times larger, whose
+	// rounds have S times this cohort and the same participation pattern:
+	// sigma is calibrated (or aggregator.noise_multiplier taken) for that
+	// population, and the noise added to this run's sum is divided by S, so
+	// the noise on the mean is what the larger population would see. This
+	// is how the seeds simulate large cohorts (BMF23 §4.3: 100 clients per
+	// round calibrated for 1,000, sigma divided by 10). The guarantee of
+	// this run's own clients (epsilon everywhere) is accounted at noise
+	// multiplier sigma/S and is much weaker; the target is reported as
+	// population_epsilon. Default 0 (off); not with poisson or kb-poisson
+	// (their amplification depends on the population).
+	PopulationScale float64 `yaml:"population_scale"`
 }
 
 // ServerConfig is the server optimizer.

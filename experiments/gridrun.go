@@ -207,6 +207,9 @@ func WriteIndex(path string, g *Grid, out string) error {
 			row["final_test_loss"] = fmtFloat(s.FinalTestLoss)
 			row["rounds"] = strconv.Itoa(s.Rounds)
 			row["wall_seconds"] = strconv.FormatFloat(s.WallSeconds, 'f', 1, 64)
+			if s.PopulationEpsilon != nil {
+				row["population_epsilon"] = fmtFloat(*s.PopulationEpsilon)
+			}
 		} else if _, err := os.Stat(filepath.Join(dir, ErrorFile)); err == nil {
 			row["status"] = "failed"
 		} else if _, err := os.Stat(filepath.Join(dir, CheckpointFile)); err == nil {

@@ -125,12 +125,18 @@ type Plan struct {
 // Accounting is the privacy side of a plan.
 type Accounting struct {
 	Private     bool
-	Amplified   bool    // Poisson sampling: accounted as sampled Gaussians
-	Sigma       float64 // noise multiplier relative to sensitivity 1
-	Sensitivity float64 // L2 sensitivity of the mechanism for the realized schedule (clip = 1)
-	NoiseStd    float64 // per-coordinate noise std on the clipped sum: sigma · clip · sensitivity
-	Denominator float64 // fixed divisor of the noisy sum (target cohort, or q · clients)
-	Final       privacy.Guarantee
+	Amplified   bool              // Poisson sampling: accounted as sampled Gaussians
+	Sigma       float64           // noise multiplier relative to sensitivity 1
+	Sensitivity float64           // L2 sensitivity of the mechanism for the realized schedule (clip = 1)
+	NoiseStd    float64           // per-coordinate noise std on the clipped sum: sigma · clip · sensitivity
+	Denominator float64           // fixed divisor of the noisy sum (target cohort, or q · clients)
+	Final       privacy.Guarantee // of this run's clients, at Sigma
+	// Population scaling (privacy.population_scale > 1): the noise
+	// multiplier and guarantee of the simulated larger population; Sigma is
+	// PopulationSigma / PopulationScale.
+	PopulationScale float64
+	PopulationSigma float64
+	Population      privacy.Guarantee
 	// event returns the privacy event of rounds 0..t-1 at noise multiplier sigma.
 	event   func(sigma float64, t int) privacy.Event
 	newAcct func() privacy.Accountant
@@ -298,13 +304,16 @@ func (p *Plan) schedule(root rng.Root, baseDir string) error {
 		return nil
 	}
 	T := cfg.Rounds
+	final := func(sigma float64) (privacy.Guarantee, error) {
+		acct := a.newAcct()
+		if err := acct.Compose(a.event(sigma, T), 1); err != nil {
+			return privacy.Guarantee{}, err
+		}
+		return acct.Epsilon(cfg.Privacy.Delta)
+	}
 	if nm := cfg.Aggregator.NoiseMultiplier; nm != nil {
 		a.Sigma = *nm
-		acct := a.newAcct()
-		if err := acct.Compose(a.event(a.Sigma, T), 1); err != nil {
-			return err
-		}
-		if a.Final, err = acct.Epsilon(cfg.Privacy.Delta); err != nil {
+		if a.Final, err = final(a.Sigma); err != nil {
 			return err
 		}
 	} else {
@@ -313,6 +322,17 @@ func (p *Plan) schedule(root rng.Root, baseDir string) error {
 		a.Sigma, a.Final, err = privacy.Calibrate(*cfg.Privacy.Epsilon, cfg.Privacy.Delta, factory, a.newAcct, relTol)
 		if err != nil {
 			return fmt.Errorf("experiments: privacy.epsilon: %w", err)
+		}
+	}
+	if s := cfg.Privacy.PopulationScale; s > 1 {
+		// The calibration above is the larger population's (same
+		// participation pattern, s times the cohort). This run adds 1/s of
+		// that noise to its own sum, so its clients get the guarantee of
+		// noise multiplier sigma/s.
+		a.PopulationScale, a.PopulationSigma, a.Population = s, a.Sigma, a.Final
+		a.Sigma /= s
+		if a.Final, err = final(a.Sigma); err != nil {
+			return fmt.Errorf("experiments: privacy.population_scale: accounting this run's clients: %w", err)
 		}
 	}
 	a.NoiseStd = a.Sigma * cfg.Aggregator.Clip * a.Sensitivity
@@ -467,6 +487,10 @@ func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 		out.Epsilon, out.EpsilonMethod = &e, acc.Final.Method
 		if acc.Final.Order > 0 {
 			out.EpsilonMethod += fmt.Sprintf(" (order %g)", acc.Final.Order)
+		}
+		if acc.PopulationScale > 1 {
+			pe := acc.Population.Epsilon
+			out.PopulationScale, out.PopulationEpsilon, out.PopulationNoiseMultiplier = acc.PopulationScale, &pe, acc.PopulationSigma
 		}
 	} else {
 		out.EpsilonMethod = "none (no noise)"

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -90,5 +91,49 @@ func TestServerWorkload(t *testing.T) {
 	}
 	if ls, lp := loss(ps, strategy.Prefix(40)), loss(pp, strategy.Prefix(40)); !(lp < ls) {
 		t.Fatalf("prefix workload: server-optimized loss %v, prefix-optimized %v", ls, lp)
+	}
+}
+
+// TestPopulationScale: privacy.population_scale S calibrates sigma for the
+// larger population (the same sigma as the unscaled config, to 1e-12), adds
+// 1/S of its noise, and reports this run's clients' epsilon: equal (to
+// 1e-9) to that of the unscaled config given noise_multiplier sigma/S, and
+// far above the target. DP-FedAvg (sqrt(k) sensitivity) and BandMF
+// (strategy sensitivity) both; bad values name the key.
+func TestPopulationScale(t *testing.T) {
+	for _, agg := range []string{"aggregator:\n  clip: 1\n", "aggregator:\n  kind: bandmf\n  bands: 4\n  clip: 1\n"} {
+		base := strings.Replace(schemaRun, "aggregator:\n  clip: 1\n", agg, 1) + "  kind: minsep\n  cohort: 20\n  k: 2\n  b: 10\n"
+		plain := accountOf(t, base)
+		scaled := accountOf(t, strings.Replace(base, "  delta: 1.0e-5\n", "  delta: 1.0e-5\n  population_scale: 10\n", 1))
+		a, s := plain.Privacy, scaled.Privacy
+		if math.Abs(s.PopulationSigma-a.Sigma) > 1e-12*a.Sigma || math.Abs(s.Sigma-a.Sigma/10) > 1e-12*a.Sigma {
+			t.Fatalf("%s: sigma %v, population sigma %v; unscaled %v", agg, s.Sigma, s.PopulationSigma, a.Sigma)
+		}
+		if math.Abs(s.Population.Epsilon-4) > 1e-4 || math.Abs(s.NoiseStd-a.NoiseStd/10) > 1e-12*a.NoiseStd || s.Denominator != a.Denominator {
+			t.Fatalf("%s: population ε %v, noise std %v vs %v, denominator %v vs %v", agg, s.Population.Epsilon, s.NoiseStd, a.NoiseStd, s.Denominator, a.Denominator)
+		}
+		given := strings.Replace(strings.Replace(base, "  epsilon: 4\n", "", 1), "  clip: 1\n", fmt.Sprintf("  clip: 1\n  noise_multiplier: %v\n", s.Sigma), 1)
+		g := accountOf(t, given).Privacy
+		if math.Abs(g.Final.Epsilon-s.Final.Epsilon) > 1e-9*g.Final.Epsilon || s.Final.Epsilon < 20 {
+			t.Fatalf("%s: this run's ε %v, oracle (noise_multiplier σ/10) %v", agg, s.Final.Epsilon, g.Final.Epsilon)
+		}
+	}
+	bad := map[string]string{
+		"  population_scale: 0.5\n": "privacy.population_scale: 0.5 must be at least 1",
+		"  population_scale: -2\n":  "privacy.population_scale: -2 must be at least 1",
+	}
+	for block, msg := range bad {
+		y := strings.Replace(schemaRun, "  delta: 1.0e-5\n", "  delta: 1.0e-5\n"+block, 1) + "  kind: single\n  cohort: 10\n"
+		if _, _, err := Load([]byte(y), "p.yaml"); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: error %v, want %q", block, err, msg)
+		}
+	}
+	y := strings.Replace(schemaRun, "  delta: 1.0e-5\n", "  delta: 1.0e-5\n  population_scale: 10\n", 1) + "  kind: poisson\n  q: 0.01\n"
+	if _, _, err := Load([]byte(y), "p.yaml"); err == nil || !strings.Contains(err.Error(), "cannot scale poisson sampling") {
+		t.Errorf("poisson: error %v", err)
+	}
+	y = strings.Replace(strings.Replace(schemaRun, "  epsilon: 4\n", "  population_scale: 10\n", 1), "  clip: 1\n", "  clip: 1\n  noise_multiplier: 0\n", 1) + "  kind: single\n  cohort: 10\n"
+	if _, _, err := Load([]byte(y), "p.yaml"); err == nil || !strings.Contains(err.Error(), "has no effect without noise") {
+		t.Errorf("no noise: error %v", err)
 	}
 }

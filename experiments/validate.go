@@ -171,6 +171,16 @@ func (c *Config) Validate(src *Source) error {
 		}
 	}
 	oneOf("privacy.accountant", c.Privacy.Accountant, privacy.AccountantNames)
+	if s := c.Privacy.PopulationScale; s != 0 {
+		switch {
+		case !(s >= 1) || math.IsInf(s, 0):
+			add("privacy.population_scale", "%v must be at least 1 (a population that many times larger; 0 or 1: off)", s)
+		case !c.Private():
+			add("privacy.population_scale", "has no effect without noise (set privacy.epsilon)")
+		case c.Participation.Kind == "poisson" || c.Participation.Kind == "kb-poisson":
+			add("privacy.population_scale", "cannot scale %s sampling: its amplification depends on the population (remove population_scale)", c.Participation.Kind)
+		}
+	}
 	if c.Participation.sampled() && (c.Privacy.Accountant == "exact" || strings.HasPrefix(c.Privacy.Accountant, "zcdp")) {
 		add("privacy.accountant", "%s cannot account Poisson sampling (use rdp or pld)", c.Privacy.Accountant)
 	}

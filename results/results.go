@@ -132,7 +132,13 @@ type Summary struct {
 	MinSeparation   int      `json:"min_separation"`     // smallest gap between two participations of a client (0: none repeated)
 	WallSeconds     float64  `json:"wall_seconds"`
 	ResumedFrom     int      `json:"resumed_from_round,omitempty"` // the checkpoint round a resumed run continued from
-	Workers         int      `json:"workers"`
+	// Population scaling (privacy.population_scale): the simulated larger
+	// population's scale, epsilon and noise multiplier. Epsilon above is
+	// always that of this run's own clients.
+	PopulationScale           float64  `json:"population_scale,omitempty"`
+	PopulationEpsilon         *float64 `json:"population_epsilon,omitempty"`
+	PopulationNoiseMultiplier float64  `json:"population_noise_multiplier,omitempty"`
+	Workers                   int      `json:"workers"`
 }
 
 // ReadSummary reads a summary.json.
@@ -239,7 +245,9 @@ func (t *Table) Get(i int, col string) string {
 // IndexFixedColumns are the fixed columns of a grid's index.csv, one row per
 // point; the grid's varied dotted paths (privacy.epsilon, server.lr, ...)
 // follow them. status is complete, diverged, interrupted, failed or pending;
-// epsilon is the accounted epsilon ("inf" without noise).
+// epsilon is the accounted epsilon of the run's clients ("inf" without
+// noise); population_epsilon, that of the simulated larger population under
+// privacy.population_scale (empty otherwise).
 var IndexFixedColumns = []string{"run_id", "dir", "status", "aggregator", "participation", "seed",
 	"epsilon", "delta", "noise_multiplier", "sensitivity", "final_accuracy", "best_accuracy",
-	"final_test_loss", "rounds", "wall_seconds"}
+	"final_test_loss", "rounds", "wall_seconds", "population_epsilon"}

@@ -36,6 +36,12 @@ type configAccount struct {
 	Accountant        string   `json:"accountant"`
 	Order             float64  `json:"order,omitempty"`
 	Guarantee         string   `json:"guarantee"`
+	// privacy.population_scale: the simulated larger population's noise
+	// multiplier and guarantee (Sigma and Epsilon are this run's clients').
+	PopulationScale     float64  `json:"population_scale,omitempty"`
+	PopulationSigma     float64  `json:"population_sigma,omitempty"`
+	PopulationEpsilon   *float64 `json:"population_epsilon,omitempty"`
+	PopulationGuarantee string   `json:"population_guarantee,omitempty"`
 }
 
 // accountConfig prints the privacy account of a run configuration without
@@ -70,6 +76,10 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	if a.Private {
 		e := a.Final.Epsilon
 		out.Epsilon, out.Order, out.Guarantee, out.Accountant = &e, a.Final.Order, a.Final.String(), a.Final.Method
+		if a.PopulationScale > 1 {
+			pe := a.Population.Epsilon
+			out.PopulationScale, out.PopulationSigma, out.PopulationEpsilon, out.PopulationGuarantee = a.PopulationScale, a.PopulationSigma, &pe, a.Population.String()
+		}
 	}
 	if asJSON {
 		b, _ := json.MarshalIndent(out, "", "  ")
@@ -101,8 +111,15 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	if out.Calibrated {
 		how = fmt.Sprintf("calibrated for ε = %g at δ = %g", *cfg.Privacy.Epsilon, cfg.Privacy.Delta)
 	}
+	if s := out.PopulationScale; s > 1 {
+		how = fmt.Sprintf("the simulated population's σ = %.6g (%s) divided by privacy.population_scale = %g", out.PopulationSigma, how, s)
+	}
 	fmt.Fprintf(stdout, "sigma:          %.6g (%s)\n", out.Sigma, how)
 	fmt.Fprintf(stdout, "noise std:      %.6g on the clipped sum, %.6g on the average (divided by %g)\n", out.NoiseStd, out.NoiseStd/out.Denominator, out.Denominator)
-	fmt.Fprintf(stdout, "epsilon:        %s\n", out.Guarantee)
+	fmt.Fprintf(stdout, "epsilon:        %s (this run's clients)\n", out.Guarantee)
+	if out.PopulationScale > 1 {
+		fmt.Fprintf(stdout, "population:     %s for a population %g times larger with %g times the cohort and the same participation pattern\n",
+			out.PopulationGuarantee, out.PopulationScale, out.PopulationScale)
+	}
 	return exitOK
 }

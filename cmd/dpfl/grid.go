@@ -141,6 +141,9 @@ func gridDryRun(g *experiments.Grid, points []experiments.Point, out string, std
 		eps, sigma := "inf", "0"
 		if a.Private {
 			eps, sigma = fmt.Sprintf("%.4g", a.Final.Epsilon), fmt.Sprintf("%.5g", a.Sigma)
+			if a.PopulationScale > 1 { // this run's clients, then the scaled population's
+				eps += fmt.Sprintf(" (×%g: %.4g)", a.PopulationScale, a.Population.Epsilon)
+			}
 		}
 		fmt.Fprintf(stdout, "%4d  %-10s  %-8s  %-9s  %-10s  %-9.4g  %s\n", p.Index+1, p.ID, status, sigma, eps, a.Sensitivity, strings.Join(p.Values, "  "))
 		if plan.Strategy != nil {

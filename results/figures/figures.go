@@ -43,7 +43,7 @@ var aliases = map[string][]string{
 
 // fixedTwin names the varied path that a fixed column restates: it is not a
 // hyperparameter when the fixed column is the axis or the series.
-var fixedTwin = map[string]string{"aggregator": "aggregator.kind", "epsilon": "privacy.epsilon", "participation": "participation.kind"}
+var fixedTwin = map[string]string{"aggregator": "aggregator.kind", "epsilon": "privacy.epsilon", "population_epsilon": "privacy.epsilon", "participation": "participation.kind"}
 
 // Point is one plotted point: the best hyperparameters' mean over seeds.
 type Point struct {

@@ -250,6 +250,8 @@ func label(col string) string {
 	switch col {
 	case "privacy.epsilon", "epsilon":
 		return "ε"
+	case "population_epsilon":
+		return "ε of the simulated larger population (privacy.population_scale)"
 	case "final_accuracy":
 		return "final test accuracy"
 	case "best_accuracy":
