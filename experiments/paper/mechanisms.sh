@@ -13,6 +13,10 @@
 # evaluated densely; DPFL_TAGS=lapack (the default) builds dpfl with LAPACK/
 # OpenBLAS (apt-get install -y libopenblas-dev liblapacke-dev), DPFL_TAGS=
 # builds pure Go (same numbers to the optimizer tolerance, many times slower).
+#
+# The script resumes: a call whose raw/NAME.json is complete and whose wall
+# time is in raw/timings.tsv is not run again, so an interrupted regeneration
+# keeps its finished calls and their first-run times. FORCE=1 redoes them all.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=results/paper/mechanisms
@@ -27,14 +31,21 @@ else
 	go build -o "$BIN" ./cmd/dpfl
 fi
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-2}
-: > "$RAW/timings.tsv"
-t_all=$(date +%s.%N)
+if [ -n "${FORCE-}" ] || [ ! -f "$RAW/timings.tsv" ]; then
+	: > "$RAW/timings.tsv"
+fi
+sed -i '/^total\t/d' "$RAW/timings.tsv"
 # run NAME ARGS...: one `dpfl mechanism -json` call into raw/NAME.json, its
 # stderr (L-BFGS progress) into raw/NAME.log and its wall time into timings.tsv.
 run() {
 	local name=$1
 	shift
 	local t0 t1
+	if [ -s "$RAW/$name.json" ] && grep -q "^$name	" "$RAW/timings.tsv"; then
+		echo "$name: done earlier, kept" >&2
+		return
+	fi
+	sed -i "/^$name	/d" "$RAW/timings.tsv"
 	t0=$(date +%s.%N)
 	"$BIN" mechanism "$@" -json -cache "$CACHE" > "$RAW/$name.json" 2> "$RAW/$name.log"
 	t1=$(date +%s.%N)
@@ -70,6 +81,7 @@ both me-T -strategy multi-epoch
 both bandmf128-T -strategy bandmf -bands 128
 both bandmf128-F -strategy bandmf-f -bands 128
 
-t_end=$(date +%s.%N)
-printf 'total\t%.1f\n' "$(echo "$t_end - $t_all" | bc)" >> "$RAW/timings.tsv"
+# The total is the sum of the calls' first-run wall times.
+awk -F'\t' '{ s += $2 } END { printf "total\t%.1f\n", s }' "$RAW/timings.tsv" > "$RAW/timings.tsv.total"
+cat "$RAW/timings.tsv.total" >> "$RAW/timings.tsv" && rm "$RAW/timings.tsv.total"
 go run ./experiments/paper/mechanisms -raw "$RAW" -out "$OUT"
