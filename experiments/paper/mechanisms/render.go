@@ -493,7 +493,7 @@ Files: ` + "`table2.{md,csv,json}`" + ` (seed 003 Table 2), ` + "`seed000.{md,js
 			total += times[k]
 		}
 	}
-	fmt.Fprintf(&b, "Wall time of the regeneration that produced `raw/` on the 2-core project machine (shared\nwith other jobs: a training grid and benchmarks ran alongside; a few strategies were\ncached by an earlier, interrupted run): **%.0f s** (%.1f min)", total, total/60)
+	fmt.Fprintf(&b, "Wall time of the regeneration that produced `raw/` on the 2-core project machine, summed over\nits calls (the script was interrupted and resumed, keeping finished calls and their first-run\ntimes; a training grid and benchmarks shared the cores): **%.0f s** (%.1f min)", total, total/60)
 	if partial {
 		b.WriteString(" so far (the run had not finished when these files were rendered: rows marked \"not computed\")")
 	}
