@@ -45,6 +45,10 @@ var aliases = map[string][]string{
 // hyperparameter when the fixed column is the axis or the series.
 var fixedTwin = map[string]string{"aggregator": "aggregator.kind", "epsilon": "privacy.epsilon", "population_epsilon": "privacy.epsilon", "participation": "participation.kind"}
 
+// LowerIsBetter reports whether smaller values of the index column are
+// better: losses (final_test_loss).
+func LowerIsBetter(col string) bool { return strings.HasSuffix(col, "loss") }
+
 // Point is one plotted point: the best hyperparameters' mean over seeds.
 type Point struct {
 	Series string
@@ -99,8 +103,9 @@ func parse(s string) float64 {
 // Summarize reads dir/index.csv and picks, for every (series, x), the
 // hyperparameters (varied columns other than x, the series and seed, and
 // other than those constant within each series) with the best mean y over
-// seeds. Diverged runs count with their recorded accuracy
-// (0 when not finite), so they lose; unfinished runs are skipped.
+// seeds: the highest, or the lowest when y is a loss (a column ending in
+// "loss"). Diverged runs count with their recorded value, a non-finite one
+// as 0 accuracy or +Inf loss, so they lose; unfinished runs are skipped.
 func Summarize(dir string, o Options) (*Summary, error) {
 	o = o.withDefaults()
 	t, err := results.ReadTable(filepath.Join(dir, "index.csv"))
@@ -179,6 +184,7 @@ func Summarize(dir string, o Options) (*Summary, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("figures: no finished runs in index.csv")
 	}
+	lower := LowerIsBetter(s.YCol)
 	for _, k := range keys {
 		var best *Point
 		hypers := make([]string, 0, len(groups[k]))
@@ -193,12 +199,15 @@ func Summarize(dir string, o Options) (*Summary, error) {
 				y := parse(t.Get(i, s.YCol))
 				if math.IsNaN(y) || math.IsInf(y, 0) {
 					y = 0
+					if lower {
+						y = math.Inf(1)
+					}
 				}
 				p.Mean += y / float64(len(rows))
 				p.Min, p.Max = min(p.Min, y), max(p.Max, y)
 				p.Dirs = append(p.Dirs, t.Get(i, "dir"))
 			}
-			if best == nil || p.Mean > best.Mean {
+			if best == nil || (!lower && p.Mean > best.Mean) || (lower && p.Mean < best.Mean) {
 				best = &p
 			}
 		}

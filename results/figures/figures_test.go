@@ -28,7 +28,8 @@ func writeGrid(t *testing.T) string {
 		n++
 		d := "run-" + string(rune('a'+n))
 		row := map[string]string{"run_id": d, "dir": d, "status": status, "aggregator": agg, "seed": seed,
-			"epsilon": eps, "final_accuracy": strconv.FormatFloat(a, 'g', -1, 64)}
+			"epsilon": eps, "final_accuracy": strconv.FormatFloat(a, 'g', -1, 64),
+			"final_test_loss": strconv.FormatFloat(1-a, 'g', -1, 64)}
 		var rec []string
 		for _, h := range results.IndexFixedColumns {
 			rec = append(rec, row[h])
@@ -97,6 +98,31 @@ func TestSummarizeBestHyperparameters(t *testing.T) {
 	}
 	if _, err := Summarize(dir, Options{By: "nope"}); err == nil || !strings.Contains(err.Error(), `no column "nope"`) {
 		t.Errorf("unknown column: %v", err)
+	}
+}
+
+// TestSummarizeLossLowerIsBetter: with y = loss the best hyperparameters
+// are those with the lowest mean loss (here 1 − accuracy, so the same
+// choices as for accuracy; picking the highest would choose the others).
+func TestSummarizeLossLowerIsBetter(t *testing.T) {
+	dir := writeGrid(t)
+	s, err := Summarize(dir, Options{Y: "loss"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.YCol != "final_test_loss" || !LowerIsBetter(s.YCol) || LowerIsBetter("final_accuracy") {
+		t.Fatalf("y column %s", s.YCol)
+	}
+	want := map[string]string{"dpfedavg/2": "server.lr=1", "dpfedavg/8": "server.lr=0.5", "tree/2": "server.lr=1", "tree/8": "server.lr=0.5"}
+	mean := map[string]float64{"dpfedavg/2": 0.31, "dpfedavg/8": 0.16, "tree/2": 0.26, "tree/8": 0.13}
+	if len(s.Points) != len(want) {
+		t.Fatalf("%d points, want %d", len(s.Points), len(want))
+	}
+	for _, p := range s.Points {
+		k := p.Series + "/" + strconv.FormatFloat(p.X, 'g', -1, 64)
+		if p.Hyper != want[k] || math.Abs(p.Mean-mean[k]) > 1e-12 {
+			t.Errorf("%s: %s mean %.4f, want %s mean %.4f", k, p.Hyper, p.Mean, want[k], mean[k])
+		}
 	}
 }
 

@@ -90,7 +90,7 @@ func (s *Summary) PlotX(path string) error {
 	for i, name := range s.Series() {
 		var e errPoints
 		for _, pt := range s.Points {
-			if pt.Series == name {
+			if pt.Series == name && !math.IsInf(pt.Mean, 0) { // diverged (loss +Inf): in best.csv, not drawn
 				e.XYs = append(e.XYs, plotter.XY{X: pt.X, Y: pt.Mean})
 				e.YErrors = append(e.YErrors, struct{ Low, High float64 }{pt.Mean - pt.Min, pt.Max - pt.Mean})
 			}
