@@ -192,10 +192,13 @@ func TestGridKillResumeAndShards(t *testing.T) {
 
 	killed := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	ev := &cancelAt{point: 2, round: 3, cancel: cancel}
+	ev := &cancelAt{point: 2, round: 3, cancel: cancel, dir: killed}
 	res, err := RunGrid(ctx, g, GridOptions{OutDir: killed, Parallel: 1, Events: ev})
 	if err == nil || res.Ran != 2 {
 		t.Fatalf("killed grid: ran %d points, err %v; want 2 and a cancellation", res.Ran, err)
+	}
+	if !ev.sawFirstComplete {
+		t.Error("index.csv did not list point 1 as complete when point 2 started (the index is written after every point)")
 	}
 	idx, _ := os.ReadFile(filepath.Join(killed, "index.csv"))
 	if !bytes.Contains(idx, []byte(",interrupted,")) || !bytes.Contains(idx, []byte(",pending,")) {
@@ -231,13 +234,23 @@ func TestGridKillResumeAndShards(t *testing.T) {
 	}
 }
 
-// cancelAt cancels the grid after the given round of the given point.
+// cancelAt cancels the grid after the given round of the given point. When
+// the point after the first starts, it records whether index.csv (in dir,
+// when set) already lists the first point as complete.
 type cancelAt struct {
-	point, round int
-	cancel       func()
+	point, round     int
+	cancel           func()
+	dir              string
+	sawFirstComplete bool
 }
 
-func (c *cancelAt) Start(Point) {}
+func (c *cancelAt) Start(p Point) {
+	if p.Index == 1 && c.dir != "" {
+		idx, _ := os.ReadFile(filepath.Join(c.dir, "index.csv"))
+		lines := strings.Split(string(idx), "\n")
+		c.sawFirstComplete = len(lines) > 1 && strings.Contains(lines[1], ",complete,")
+	}
+}
 func (c *cancelAt) Round(p Point, r int, _ float64) {
 	if p.Index == c.point && r == c.round {
 		c.cancel()

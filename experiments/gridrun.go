@@ -97,6 +97,8 @@ func RunGrid(ctx context.Context, g *Grid, opts GridOptions) (*GridResult, error
 	jobs := make(chan Point)
 	var wg sync.WaitGroup
 	var failures []error
+	var indexErr error // the first failed per-point index write
+	index := filepath.Join(opts.OutDir, "index.csv")
 	for w := 0; w < max(1, opts.Parallel); w++ {
 		wg.Add(1)
 		go func() {
@@ -125,6 +127,11 @@ func RunGrid(ctx context.Context, g *Grid, opts GridOptions) (*GridResult, error
 					res.Failed++
 					failures = append(failures, fmt.Errorf("point %d (%s): %w", p.Index+1, p.Label(g.Varied), err))
 				}
+				// Keep index.csv current, so a grid killed outright (no
+				// chance to write it at the end) still lists what finished.
+				if ierr := WriteIndex(index, g, opts.OutDir); ierr != nil && indexErr == nil {
+					indexErr = ierr
+				}
 				if ev != nil {
 					ev.Done(p, sum, err)
 				}
@@ -142,9 +149,8 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
-	index := filepath.Join(opts.OutDir, "index.csv")
 	if err := WriteIndex(index, g, opts.OutDir); err != nil {
-		return res, err
+		return res, errors.Join(err, indexErr)
 	}
 	res.Index = index
 	if err := ctx.Err(); err != nil {

@@ -23,7 +23,8 @@ const gridUsage = `Usage:
 
 Runs every point of an experiment grid (a run configuration plus grid: and
 zip: keys; see experiments/README.md) into -out, one run folder per point,
-then writes index.csv (one row per point), accuracy_vs_epsilon.png,
+keeping index.csv (one row per point) current as points finish, then writes
+accuracy_vs_epsilon.png,
 accuracy_vs_round.png, best.csv and report.html there.
 
 Resumes by default: finished points are skipped and interrupted ones continue
