@@ -64,10 +64,14 @@ type Point struct {
 // Summary is a grid's plotted data.
 type Summary struct {
 	XCol, YCol, ByCol string
-	Hyper             []string // the columns maximized over
-	Points            []Point  // finite x, sorted by series then x
-	Baselines         []Point  // non-private runs (x = +Inf), one per series
-	Skipped           int      // rows not finished (pending, interrupted, failed)
+	// PopulationX is set when x is the target epsilon of runs with
+	// privacy.population_scale: the epsilon of the simulated larger
+	// population, not of the run's own clients (index column epsilon).
+	PopulationX bool
+	Hyper       []string // the columns maximized over
+	Points      []Point  // finite x, sorted by series then x
+	Baselines   []Point  // non-private runs (x = +Inf), one per series
+	Skipped     int      // rows not finished (pending, interrupted, failed)
 }
 
 // resolve finds the index column for a name.
@@ -183,6 +187,13 @@ func Summarize(dir string, o Options) (*Summary, error) {
 	}
 	if len(keys) == 0 {
 		return nil, errors.New("figures: no finished runs in index.csv")
+	}
+	if s.XCol == "privacy.epsilon" && t.Has("population_epsilon") {
+		for i := range t.Rows {
+			if t.Get(i, "population_epsilon") != "" {
+				s.PopulationX = true
+			}
+		}
 	}
 	lower := LowerIsBetter(s.YCol)
 	for _, k := range keys {

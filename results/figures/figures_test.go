@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,5 +169,36 @@ func TestWriteFigures(t *testing.T) {
 	best, err := results.ReadTable(filepath.Join(dir, BestTable))
 	if err != nil || len(best.Rows) != 5 {
 		t.Fatalf("best.csv: %v, %d rows; want 4 points and 1 baseline", err, len(best.Rows))
+	}
+}
+
+// TestSummarizePopulationX: a grid over privacy.epsilon whose runs set
+// privacy.population_scale (index column population_epsilon filled) is
+// plotted against the population's epsilon, and says so on the axis.
+func TestSummarizePopulationX(t *testing.T) {
+	dir := writeGrid(t)
+	s, err := Summarize(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.PopulationX || s.xLabel() != "ε" {
+		t.Errorf("plain grid: PopulationX %v, label %q", s.PopulationX, s.xLabel())
+	}
+	path := filepath.Join(dir, "index.csv")
+	tab, err := results.ReadTable(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range tab.Rows {
+		tab.Rows[i][slices.Index(tab.Header, "population_epsilon")] = tab.Get(i, "privacy.epsilon")
+	}
+	if err := results.WriteCSV(path, tab.Header, tab.Rows); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Summarize(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !s.PopulationX || !strings.Contains(s.xLabel(), "population") {
+		t.Errorf("population grid: PopulationX %v, label %q", s.PopulationX, s.xLabel())
 	}
 }

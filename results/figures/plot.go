@@ -61,8 +61,8 @@ type errPoints struct {
 // (.png, .svg, .pdf).
 func (s *Summary) PlotX(path string) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s vs %s (best hyperparameters, mean and range over seeds)", label(s.YCol), label(s.XCol))
-	p.X.Label.Text = label(s.XCol)
+	p.Title.Text = fmt.Sprintf("%s vs %s (best hyperparameters, mean and range over seeds)", label(s.YCol), s.xLabel())
+	p.X.Label.Text = s.xLabel()
 	p.Y.Label.Text = label(s.YCol)
 	p.Legend.Top, p.Legend.Left = false, false
 	p.Legend.YPosition = draw.PosBottom
@@ -244,6 +244,14 @@ func (v valueTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return t
+}
+
+// xLabel names the x axis.
+func (s *Summary) xLabel() string {
+	if s.PopulationX {
+		return label("population_epsilon")
+	}
+	return label(s.XCol)
 }
 
 func label(col string) string {
