@@ -61,7 +61,7 @@ type errPoints struct {
 // (.png, .svg, .pdf).
 func (s *Summary) PlotX(path string) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s vs %s (best hyperparameters, mean and range over seeds)", label(s.YCol), s.xLabel())
+	p.Title.Text = fmt.Sprintf("%s vs %s (best hyperparameters, mean and range over seeds)", label(s.YCol), map[bool]string{true: "population ε", false: label(s.XCol)}[s.PopulationX])
 	p.X.Label.Text = s.xLabel()
 	p.Y.Label.Text = label(s.YCol)
 	p.Legend.Top, p.Legend.Left = false, false
