@@ -68,7 +68,7 @@ type Summary struct {
 	// privacy.population_scale: the epsilon of the simulated larger
 	// population, not of the run's own clients (index column epsilon).
 	PopulationX bool
-	Hyper       []string // the columns maximized over
+	Hyper       []string // the columns optimized over
 	Points      []Point  // finite x, sorted by series then x
 	Baselines   []Point  // non-private runs (x = +Inf), one per series
 	Skipped     int      // rows not finished (pending, interrupted, failed)

@@ -61,7 +61,7 @@ type errPoints struct {
 // (.png, .svg, .pdf).
 func (s *Summary) PlotX(path string) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s vs %s (best hyperparameters, mean and range over seeds)", label(s.YCol), map[bool]string{true: "population ε", false: label(s.XCol)}[s.PopulationX])
+	p.Title.Text = fmt.Sprintf("%s vs %s (best hyperparameters, mean and range over seeds)", label(s.YCol), s.xTitle())
 	p.X.Label.Text = s.xLabel()
 	p.Y.Label.Text = label(s.YCol)
 	p.Legend.Top, p.Legend.Left = false, false
@@ -244,6 +244,14 @@ func (v valueTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return t
+}
+
+// xTitle names x in the figure's title (the axis label can be longer).
+func (s *Summary) xTitle() string {
+	if s.PopulationX {
+		return "population ε"
+	}
+	return label(s.XCol)
 }
 
 // xLabel names the x axis.
