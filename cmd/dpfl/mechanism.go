@@ -31,46 +31,6 @@ the (k,b) patterns. Optimized strategies are cached in -cache.
 Flags:
 `
 
-// mechanismJSON is the -json form of one strategy.
-type mechanismJSON struct {
-	N                 int            `json:"n"`
-	Strategy          string         `json:"strategy"`
-	Workload          string         `json:"workload"`
-	Participation     string         `json:"participation"`
-	Sensitivity       float64        `json:"sensitivity"`
-	SensitivityExact  bool           `json:"sensitivity_exact"`
-	SensitivityMethod string         `json:"sensitivity_method"`
-	SensitivitySingle float64        `json:"sensitivity_single"`
-	Loss              float64        `json:"loss"`
-	RMSE              float64        `json:"rmse"`
-	MaxRoundStd       float64        `json:"max_round_std"`
-	Residual          float64        `json:"residual"`
-	NoiseTime         float64        `json:"noise_time_per_round_d"`
-	NoiseMemory       float64        `json:"noise_memory_per_round_d"`
-	NoiseNote         string         `json:"noise_note,omitempty"`
-	Optimizer         *optimizerJSON `json:"optimizer,omitempty"`
-	Error             string         `json:"error,omitempty"`
-}
-
-// optimizerJSON is strategy.Status without NaNs.
-type optimizerJSON struct {
-	Method     string   `json:"method"`
-	Iterations int      `json:"iterations"`
-	Evals      int      `json:"evaluations"`
-	Gap        *float64 `json:"gap,omitempty"`
-	GradNorm   *float64 `json:"grad_norm,omitempty"`
-	Converged  bool     `json:"converged"`
-	Message    string   `json:"message,omitempty"`
-	Cached     bool     `json:"cached"`
-}
-
-func finitePtr(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return &x
-}
-
 // cmdMechanism compares noise strategies offline (issue 4).
 func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mechanism", flag.ContinueOnError)
@@ -186,19 +146,8 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		cfg.Cache = &strategy.Cache{Dir: *cacheDir}
 	}
 
-	toJSON := func(c strategy.Comparison) mechanismJSON {
-		m := c.Metrics
-		j := mechanismJSON{
-			N: m.N, Strategy: m.Strategy, Workload: *wl, Participation: m.Participation,
-			Sensitivity: m.Sensitivity.Value, SensitivityExact: m.Sensitivity.Exact, SensitivityMethod: m.Sensitivity.Method,
-			SensitivitySingle: m.SingleSensitivity,
-			Loss:              m.Loss, RMSE: m.RMSE, MaxRoundStd: m.MaxRoundStd, Residual: m.Residual,
-			NoiseTime: m.Cost.Time, NoiseMemory: m.Cost.Memory, NoiseNote: m.Cost.Note,
-		}
-		if st := c.Status; st != nil {
-			j.Optimizer = &optimizerJSON{Method: st.Method, Iterations: st.Iterations, Evals: st.Evals,
-				Gap: finitePtr(st.Gap), GradNorm: finitePtr(st.GradNorm), Converged: st.Converged, Message: st.Message, Cached: st.Cached}
-		}
+	toJSON := func(c strategy.Comparison) strategy.Report {
+		j := strategy.NewReport(c, *wl)
 		if c.Err != nil {
 			j.Error = oneLine(c.Err)
 		}
@@ -235,7 +184,7 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return mechFail(stderr, err)
 	}
 	if *asJSON {
-		out := make([]mechanismJSON, len(rows))
+		out := make([]strategy.Report, len(rows))
 		for i, r := range rows {
 			out[i] = toJSON(r)
 		}

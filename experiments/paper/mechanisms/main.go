@@ -7,7 +7,8 @@
 //	go run ./experiments/paper/mechanisms -raw results/paper/mechanisms/raw -out results/paper/mechanisms
 //
 // The rendering is deterministic: the same raw files give the same bytes (a
-// test re-renders the committed raw files and compares).
+// test re-renders the committed raw files and compares). It reads the JSON
+// through strategy.Report, the type dpfl mechanism writes.
 package main
 
 import (

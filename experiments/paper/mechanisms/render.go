@@ -13,30 +13,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-)
 
-// mech is the part of one `dpfl mechanism -json` object the tables use.
-type mech struct {
-	N                 int     `json:"n"`
-	Strategy          string  `json:"strategy"`
-	Workload          string  `json:"workload"`
-	Participation     string  `json:"participation"`
-	Sensitivity       float64 `json:"sensitivity"`
-	SensitivityExact  bool    `json:"sensitivity_exact"`
-	SensitivityMethod string  `json:"sensitivity_method"`
-	SensitivitySingle float64 `json:"sensitivity_single"`
-	Loss              float64 `json:"loss"`
-	RMSE              float64 `json:"rmse"`
-	MaxRoundStd       float64 `json:"max_round_std"`
-	Optimizer         *struct {
-		Method     string `json:"method"`
-		Iterations int    `json:"iterations"`
-		Evals      int    `json:"evaluations"`
-		Converged  bool   `json:"converged"`
-		Message    string `json:"message"`
-	} `json:"optimizer"`
-	Error string `json:"error"`
-}
+	"dpfl/aggregators/strategy"
+)
 
 // paper2 is one row of BMF23 Table 2 as printed (NUMBERS.md §B.3): the
 // sensitivities normalized to 1 under (k,b), the RMSEs relative to the
@@ -180,8 +159,8 @@ func readTimings(path string) (map[string]float64, error) {
 // back with Computed false. It also returns the normalizer and whether it is
 // ours.
 func buildTable2(raw string, times map[string]float64) ([]Table2Row, float64, bool, error) {
-	load := func(stem, part string) (mech, error) {
-		var m mech
+	load := func(stem, part string) (strategy.Report, error) {
+		var m strategy.Report
 		if err := readJSON(filepath.Join(raw, "t2-"+stem+"-"+part+".json"), &m); err != nil {
 			return m, err
 		}
@@ -245,11 +224,11 @@ func buildTable2(raw string, times map[string]float64) ([]Table2Row, float64, bo
 func buildSeed000(raw string) ([]Seed000Row, error) {
 	var rows []Seed000Row
 	for _, c := range seed000Configs {
-		var ms []mech
+		var ms []strategy.Report
 		if err := readJSON(filepath.Join(raw, c.Raw+".json"), &ms); err != nil {
 			return nil, err
 		}
-		by := map[string]mech{}
+		by := map[string]strategy.Report{}
 		for _, m := range ms {
 			by[m.Strategy] = m
 		}
