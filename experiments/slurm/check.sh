@@ -39,8 +39,8 @@ chown munge:munge /etc/munge/munge.key && chmod 400 /etc/munge/munge.key
 mkdir -p /run/munge && chown munge:munge /run/munge
 started=()
 if ! munge -n >/dev/null 2>&1; then
-	runuser -u munge -- /usr/sbin/munged --pid-file="$work/run/munged.pid"
-	started+=("$work/run/munged.pid")
+	runuser -u munge -- /usr/sbin/munged --pid-file=/run/munge/munged.pid
+	started+=(/run/munge/munged.pid)
 fi
 munge -n | unmunge >/dev/null && say "munge works"
 
