@@ -54,6 +54,8 @@ type Config struct {
 	DebianConfig `yaml:",inline"`
 	TextConfig   `yaml:",inline"`
 	TokenConfig  `yaml:",inline"`
+	SplitConfig  `yaml:",inline"`
+	DigitsConfig `yaml:",inline"`
 }
 
 // Kind is one dataset: its name, partitions and own keys, their defaults and
@@ -65,6 +67,10 @@ type Kind struct {
 	// Text: next-word text (token sequences, one client per user), for the
 	// next-word models; otherwise images for the classifiers.
 	Text bool
+	// DataTells: the files hold either images or text and tell which (a
+	// LEAF folder: FEMNIST or Shakespeare); Text is then unused and the
+	// model is checked against the data once it is read (CheckModel).
+	DataTells bool
 	// Partitions are the partitions it takes, the default first.
 	Partitions []Partition
 
@@ -79,7 +85,7 @@ type Kind struct {
 	load       func(c *Config, l *Loader, root rng.Root) (*Federated, error)
 	population func(c *Config, l *Loader, root rng.Root) (int, error)
 	inputs     func(c *Config, l *Loader) ([]Input, error)
-	shape      func(c *Config) (dim, classes, bytes float64)
+	shape      func(c *Config, textModel bool) (dim, classes, bytes float64)
 }
 
 // Partition is one way to split a dataset into clients.
@@ -90,6 +96,9 @@ type Partition struct {
 	// DefaultTestFraction by default).
 	FromData            bool
 	DefaultTestFraction float64
+	// OwnSplit: the data holds its own held-out split (a federated file's
+	// test split), so TestFraction does not apply.
+	OwnSplit bool
 }
 
 // Kinds lists the datasets. To add one: its file (the reader, its own key
@@ -100,7 +109,7 @@ var Kinds []*Kind
 func init() {
 	// Set here, not in the declaration: the kinds' validation reads the
 	// table.
-	Kinds = []*Kind{&mnistKind, &debianKind, &textKind}
+	Kinds = []*Kind{&mnistKind, &debianKind, &textKind, &tffEMNISTKind, &tffStackOverflowKind, &tffShakespeareKind, &leafKind}
 }
 
 // Problems receives the problems of the data section, each with its key
@@ -153,11 +162,12 @@ func LookupKind(name string) *Kind {
 }
 
 // KindNames lists the datasets' names in table order; text selects the
-// next-word datasets (true) or the image ones (false), all when nil.
+// next-word datasets (true) or the image ones (false), all when nil (a
+// dataset whose data tells is in both lists).
 func KindNames(text *bool) []string {
 	var out []string
 	for _, k := range Kinds {
-		if text == nil || k.Text == *text {
+		if text == nil || k.DataTells || k.Text == *text {
 			out = append(out, k.Name)
 		}
 	}
@@ -181,7 +191,11 @@ func PartitionNames() []string {
 func (c *Config) kind() *Kind { return LookupKind(c.Dataset) }
 
 // Text reports whether the dataset is next-word text.
-func (c *Config) Text() bool { k := c.kind(); return k != nil && k.Text }
+func (c *Config) Text() bool { k := c.kind(); return k != nil && !k.DataTells && k.Text }
+
+// DataTells reports whether the dataset's files tell whether they hold
+// images or text (see Kind.DataTells).
+func (c *Config) DataTells() bool { k := c.kind(); return k != nil && k.DataTells }
 
 // partition is the configured partition of the dataset (nil when unknown).
 func (c *Config) partition() *Partition {
@@ -199,6 +213,13 @@ func (c *Config) partition() *Partition {
 // population (one client per writer or per user).
 func (c *Config) FromData() bool { p := c.partition(); return p != nil && p.FromData }
 
+// heldOutShare reports whether TestFraction applies: the data makes the
+// clients and dpfl draws each one's held-out part.
+func (c *Config) heldOutShare() bool {
+	p := c.partition()
+	return p != nil && p.FromData && !p.OwnSplit
+}
+
 // Normalize fills the defaults of unset keys.
 func (c *Config) Normalize() {
 	k := c.kind()
@@ -208,7 +229,7 @@ func (c *Config) Normalize() {
 	if c.Partition == "" {
 		c.Partition = k.Partitions[0].Name
 	}
-	if p := c.partition(); p != nil && p.FromData && c.TestFraction == 0 {
+	if p := c.partition(); c.heldOutShare() && c.TestFraction == 0 {
 		c.TestFraction = p.DefaultTestFraction
 	}
 	if k.defaults != nil {
@@ -232,13 +253,18 @@ func (c *Config) Validate(add Problems, given func(key string) bool) {
 	if k != nil {
 		oneOf(add, "partition", c.Partition, PartitionNames())
 	}
+	var seen []any // the structs reported (several datasets may own one)
 	for _, o := range Kinds {
 		for _, get := range o.params {
 			if k != nil && slices.ContainsFunc(k.params, func(f func(*Config) any) bool { return sameStruct(f(c), get(c)) }) {
 				continue
 			}
+			if slices.ContainsFunc(seen, func(v any) bool { return sameStruct(v, get(c)) }) {
+				continue
+			}
+			seen = append(seen, get(c))
 			for _, key := range nonZeroKeys(get(c)) {
-				add(key, "only dataset %s uses it", strings.Join(owners(get), " or "))
+				add(key, "only dataset %s uses it", commaOr(owners(get)))
 			}
 		}
 	}
@@ -249,15 +275,27 @@ func (c *Config) Validate(add Problems, given func(key string) bool) {
 	} else {
 		positiveInt("clients", c.Clients)
 	}
-	if c.TestFraction != 0 && !c.FromData() {
+	switch p := c.partition(); {
+	case c.TestFraction == 0:
+	case p != nil && p.OwnSplit:
+		add("test_fraction", "dataset %s holds its own held-out split: test_fraction does not apply", c.Dataset)
+	case !c.FromData():
 		add("test_fraction", "only partitions %s use it (each client's held-out share)", strings.Join(fromDataPartitions(), " and "))
 	}
-	if c.FromData() && !(c.TestFraction > 0 && c.TestFraction < 1) {
+	if c.heldOutShare() && !(c.TestFraction > 0 && c.TestFraction < 1) {
 		add("test_fraction", "%v must be in (0, 1)", c.TestFraction)
 	}
 	if k != nil && k.validate != nil {
 		k.validate(c, add, given)
 	}
+}
+
+// commaOr joins a list as "a, b or c".
+func commaOr(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
 
 // sameStruct reports whether two struct pointers point at the same field.
@@ -337,13 +375,14 @@ func (c Config) Inputs(l *Loader) ([]Input, error) {
 
 // Shape returns the models' input dimension and classes for the section's
 // data, and the memory the data holds besides the population (bytes), from
-// the configuration alone.
-func (c Config) Shape() (dim, classes, bytes float64) {
+// the configuration alone; textModel says whether the model reads text (for
+// a dataset whose data tells).
+func (c Config) Shape(textModel bool) (dim, classes, bytes float64) {
 	k := c.kind()
 	if k == nil || k.shape == nil {
 		return 784, 10, 0
 	}
-	return k.shape(&c)
+	return k.shape(&c, textModel)
 }
 
 // nonZeroKeys lists the YAML keys of the fields of the struct v (a pointer)

@@ -142,6 +142,9 @@ type Federated struct {
 	Users []string
 	// Vocab is the vocabulary of a text population (nil otherwise).
 	Vocab *Vocab
+	// Notes are notices about how the data was read that did not stop it
+	// (pinned changelogs missing on this machine).
+	Notes []string
 }
 
 // NumClients reports the population size.

@@ -16,11 +16,18 @@
 //     $DPFL_QMNIST_DIR, passed as Loader.QMNISTDefault); they are never
 //     bundled (see Loader.QMNISTDir).
 //
-//   - Text by user for next-word prediction: Debian changelogs
-//     (/usr/share/doc/*/changelog.Debian.gz, one client per maintainer) or any
-//     user-attributed corpus (a directory, or JSONL of {"user", "text"}); see
-//     NewTextFederated for the StackOverflow-style tokenizer, vocabulary and
-//     windows, and Dataset.Next for how sequences are stored.
+//   - Text by user for next-word prediction: Debian changelogs (one client
+//     per maintainer; the pinned corpus of debian-manifest.tsv, see
+//     ReadDebianPinned, or a glob such as
+//     /usr/share/doc/*/changelog.Debian.gz) or any user-attributed corpus (a
+//     directory, or JSONL of {"user", "text"}); see NewTextFederated for the
+//     StackOverflow-style tokenizer, vocabulary and windows, and Dataset.Next
+//     for how sequences are stored.
+//
+//   - Federated datasets as researchers already hold them: TensorFlow
+//     Federated's SQLite files (EMNIST, StackOverflow, Shakespeare; LoadTFF)
+//     and LEAF's JSON folders (FEMNIST, Shakespeare; LoadLEAF), streamed so
+//     that only the chosen clients' examples are held in memory.
 //
 // Partitions: IID (equal random shards), Dirichlet(alpha) label skew
 // (every client the same size, its label mix drawn from Dirichlet(alpha)) and
@@ -32,6 +39,8 @@
 // it; its default folders are the caller's (the package reads no
 // environment variable).
 //
-// Package datasets imports only the standard library, gonum, and dpfl's leaf
+// Package datasets imports only the standard library, gonum, the pure-Go
+// SQLite driver modernc.org/sqlite (TFF files), protowire from
+// google.golang.org/protobuf (tf.train.Example protos), and dpfl's leaf
 // package sim/rng; it does not import other dpfl packages.
 package datasets

@@ -163,5 +163,5 @@ var mnistKind = Kind{
 		}
 		return in, nil
 	},
-	shape: func(*Config) (dim, classes, bytes float64) { return 784, 10, mnistBytes },
+	shape: func(*Config, bool) (dim, classes, bytes float64) { return 784, 10, mnistBytes },
 }

@@ -67,6 +67,12 @@ func BuildVocab(docs [][]string, size int) *Vocab {
 			count[w]++
 		}
 	}
+	return vocabFromCounts(count, size)
+}
+
+// vocabFromCounts keeps the size most frequent tokens of count, ties broken
+// by byte order.
+func vocabFromCounts(count map[string]int, size int) *Vocab {
 	words := make([]string, 0, len(count))
 	for w := range count {
 		words = append(words, w)
@@ -276,20 +282,30 @@ func TokenCoverage(d *Dataset) float64 {
 
 // DebianConfig is the debian dataset's own key.
 type DebianConfig struct {
-	// Changelogs is the glob of gzipped Debian changelogs read (default
-	// DebianChangelogGlob, present on Debian and Ubuntu machines). Each
-	// entry is one document of the maintainer who signed it (lower-cased
-	// e-mail address). Relative to the config file.
+	// Changelogs chooses the Debian changelogs read: DebianPinned
+	// ("pinned", the default) reads the changelogs of the manifest
+	// committed in debian-manifest.tsv (618 files of a fresh Debian 12
+	// machine, each checked against its SHA-256), so every machine that has
+	// them builds the same clients; those missing or different are left out
+	// and counted in a notice (Federated.Notes), and the run's fingerprint
+	// names the corpus used. Any other value is a glob of gzipped changelogs
+	// (e.g. DebianChangelogGlob: whatever this machine has installed),
+	// relative to the config file. Each entry is one document of the
+	// maintainer who signed it (lower-cased e-mail address).
 	Changelogs string `yaml:"changelogs"`
 }
 
-// TextConfig is the text dataset's own key.
+// TextConfig is the key of the datasets read from a path (text and the
+// federated files).
 type TextConfig struct {
-	// Path is the corpus (required): a .jsonl file with one {"user": ...,
-	// "text": ...} object per line, or a directory (each file directly
-	// inside is one document of the user named by the file name without
-	// extension; each subdirectory USER holds USER's documents). Relative
-	// to the config file.
+	// Path is the data (required): for text, the corpus: a .jsonl file with
+	// one {"user": ..., "text": ...} object per line, or a directory (each
+	// file directly inside is one document of the user named by the file
+	// name without extension; each subdirectory USER holds USER's
+	// documents); for tff-*, the SQLite file that
+	// tff.simulation.datasets.*.load_data caches (tables examples and
+	// client_metadata); for leaf, a LEAF dataset folder holding train/ and
+	// test/ folders of JSON files. Relative to the config file.
 	Path string `yaml:"path"`
 }
 
@@ -313,21 +329,48 @@ type TokenConfig struct {
 // (exact below 2^24) and every id has an embedding row and an output logit.
 const maxVocab = 1 << 20
 
-var debianKind = textKindOf("debian", "next-word text, one client per Debian maintainer, from the changelogs matching changelogs",
+var debianKind = textKindOf("debian", "next-word text, one client per Debian maintainer, from the pinned changelogs of a fresh Debian 12 machine (changelogs: pinned, the default) or a glob",
 	func(c *Config) any { return &c.DebianConfig },
 	func(c *Config) {
 		if c.Changelogs == "" {
-			c.Changelogs = DebianChangelogGlob
+			c.Changelogs = DebianPinned
 		}
 	},
 	nil,
-	func(c *Config) []*string { return []*string{&c.Changelogs} },
-	func(c *Config) ([]Document, error) {
-		docs, err := ReadDebianChangelogs(c.Changelogs)
-		return docs, keyErr("changelogs", err)
+	func(c *Config) []*string {
+		if c.Changelogs == DebianPinned {
+			return nil
+		}
+		return []*string{&c.Changelogs}
+	},
+	func(c *Config) ([]Document, []string, error) {
+		if c.Changelogs != DebianPinned {
+			docs, err := ReadDebianChangelogs(c.Changelogs)
+			return docs, nil, keyErr("changelogs", err)
+		}
+		docs, pc, err := ReadDebianPinned()
+		if err != nil {
+			return nil, nil, keyErr("changelogs", err)
+		}
+		var notes []string
+		if !pc.Complete() {
+			notes = append(notes, "data.changelogs: "+pc.Report())
+		}
+		return docs, notes, nil
 	},
 	func(c *Config) ([]Input, error) {
-		files, err := DebianChangelogFiles(c.Changelogs)
+		var files []string
+		var err error
+		if c.Changelogs == DebianPinned {
+			// The changelogs of the manifest that match on this machine:
+			// the same fingerprint on every machine that has them all.
+			var pc *PinnedCorpus
+			if pc, err = DebianPinnedFiles(); err == nil {
+				files = pc.Files
+			}
+		} else {
+			files, err = DebianChangelogFiles(c.Changelogs)
+		}
 		return []Input{{Key: "changelogs", Root: "/", Files: files}}, keyErr("changelogs", err)
 	})
 
@@ -340,9 +383,9 @@ var textKind = textKindOf("text", "next-word text by user from path (a directory
 		}
 	},
 	func(c *Config) []*string { return []*string{&c.Path} },
-	func(c *Config) ([]Document, error) {
+	func(c *Config) ([]Document, []string, error) {
 		docs, err := ReadTextByUser(c.Path)
-		return docs, keyErr("path", err)
+		return docs, nil, keyErr("path", err)
 	},
 	func(c *Config) ([]Input, error) {
 		files, err := TextFiles(c.Path)
@@ -352,7 +395,7 @@ var textKind = textKindOf("text", "next-word text by user from path (a directory
 // textKindOf is a next-word dataset: one client per user (partition user),
 // its own key struct own, and TokenConfig.
 func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config), validate func(*Config, Problems),
-	paths func(*Config) []*string, read func(*Config) ([]Document, error), inputs func(*Config) ([]Input, error)) Kind {
+	paths func(*Config) []*string, read func(*Config) ([]Document, []string, error), inputs func(*Config) ([]Input, error)) Kind {
 	k := Kind{
 		Name: name, Doc: doc, Text: true,
 		Partitions: []Partition{{Name: "user", FromData: true, DefaultTestFraction: 0.2}},
@@ -393,7 +436,7 @@ func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config),
 		}
 	}
 	k.load = func(c *Config, _ *Loader, root rng.Root) (*Federated, error) {
-		docs, err := read(c)
+		docs, notes, err := read(c)
 		if err != nil {
 			return nil, err
 		}
@@ -402,6 +445,7 @@ func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config),
 		if err != nil {
 			return nil, &KeyError{What: fmt.Sprintf("%s, min_tokens %d", c.Dataset, c.MinTokens), Err: err}
 		}
+		f.Notes = notes
 		if c.Clients > 0 {
 			f, err = SubsetClients(f, c.Clients, root.Stream("data/subset"))
 			return f, keyErr("clients", err)
@@ -416,7 +460,7 @@ func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config),
 		return f.NumClients(), nil
 	}
 	k.inputs = func(c *Config, _ *Loader) ([]Input, error) { return inputs(c) }
-	k.shape = func(c *Config) (dim, classes, bytes float64) {
+	k.shape = func(c *Config, _ bool) (dim, classes, bytes float64) {
 		return float64(max(c.SeqLen, 0)), float64(max(c.Vocab, 0)) + NumSpecial, 0
 	}
 	return k

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"dpfl/datasets"
+	"dpfl/models"
 	"dpfl/sim/rng"
 )
 
@@ -14,6 +15,16 @@ import (
 // Errors name the configuration key they concern.
 func loadData(cfg *Config, opts Options, root rng.Root) (*datasets.Federated, error) {
 	f, err := cfg.Data.Resolved(opts.BaseDir).Load(opts.data(), root)
+	if err == nil && cfg.Data.DataTells() {
+		// A LEAF folder holds images or text: the model must fit it.
+		var images, text = false, true
+		switch m := cfg.Model.Kind; {
+		case cfg.Model.Text() && f.Train.Next == nil:
+			return nil, fmt.Errorf("experiments: model.kind: %s predicts the next token of text, but data.path holds %s images (use %s)", m, f.Name, commaOr(models.KindNames(&images)))
+		case !cfg.Model.Text() && f.Train.Next != nil:
+			return nil, fmt.Errorf("experiments: model.kind: %s classifies images, but data.path holds %s text: use %s", m, f.Name, commaOr(models.KindNames(&text)))
+		}
+	}
 	return f, dataError(err)
 }
 

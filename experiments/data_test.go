@@ -70,7 +70,7 @@ func TestDataConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, m = cfg.Data, cfg.Model
-	if d.Changelogs != datasets.DebianChangelogGlob || d.Vocab != 1000 || d.SeqLen != 20 || d.MinTokens != 100 || d.Partition != "user" {
+	if d.Changelogs != datasets.DebianPinned || d.Vocab != 1000 || d.SeqLen != 20 || d.MinTokens != 100 || d.Partition != "user" {
 		t.Fatalf("debian defaults: %+v", d)
 	}
 	if len(m.Hidden) != 1 || m.Hidden[0] != 128 || m.Embed != 32 || m.Proj != 32 {
@@ -97,7 +97,7 @@ func TestDataConfigErrors(t *testing.T) {
 		want       []string
 	}{
 		{"lstm on images", strings.Replace(validYAML, "kind: logreg", "kind: lstm", 1),
-			[]string{"c.yaml:8: model.kind: lstm predicts the next word of text: it needs dataset debian or text, not mnist"}},
+			[]string{"c.yaml:8: model.kind: lstm predicts the next word of text: it needs dataset debian, text, tff-stackoverflow, tff-shakespeare or leaf, not mnist"}},
 		{"cnn on text", strings.NewReplacer("kind: lstm", "kind: cnn", "  embed: 8\n  hidden: [24]\n", "").Replace(text),
 			[]string{"c.yaml:11: model.kind: cnn classifies images, but dataset text is next-word text: use lstm"}},
 		{"text without path", strings.Replace(text, "  path: c.jsonl\n", "", 1),
@@ -107,7 +107,7 @@ func TestDataConfigErrors(t *testing.T) {
 		{"user on mnist", strings.Replace(validYAML, "  clients: 100\n", "  partition: user\n", 1),
 			[]string{"c.yaml:6: data.partition: user is the partition of the text datasets"}},
 		{"vocab on mnist", strings.Replace(validYAML, "  clients: 100\n", "  clients: 100\n  vocab: 500\n", 1),
-			[]string{"c.yaml:7: data.vocab: only dataset debian or text uses it"}},
+			[]string{"c.yaml:7: data.vocab: only dataset debian, text, tff-stackoverflow or tff-shakespeare uses it"}},
 		{"negative seq_len", strings.Replace(text, "seq_len: 8", "seq_len: -3", 1),
 			[]string{"c.yaml:8: data.seq_len: -3 must be positive"}},
 		{"test fraction range", strings.Replace(writer, "  partition: writer\n", "  partition: writer\n  test_fraction: 1.5\n", 1),
@@ -135,7 +135,7 @@ func TestDataConfigErrors(t *testing.T) {
 		{"wrong type", strings.Replace(text, "  vocab: 40\n", "  vocab: many\n", 1),
 			[]string{`c.yaml:7: data.vocab: cannot use "many" as an integer`}},
 		{"unknown dataset", strings.Replace(validYAML, "dataset: mnist", "dataset: emnist", 1),
-			[]string{`c.yaml:5: data.dataset: unknown value "emnist" (want one of [mnist debian text])`}},
+			[]string{`c.yaml:5: data.dataset: unknown value "emnist" (want one of [mnist debian text tff-emnist tff-stackoverflow tff-shakespeare leaf])`}},
 	}
 	for _, c := range cases {
 		_, _, err := Load([]byte(c.yaml), "c.yaml")

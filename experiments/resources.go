@@ -98,7 +98,7 @@ func (c *Config) MemoryEstimate() Memory {
 	}
 	pos := func(v int) float64 { return float64(max(v, 0)) }
 	d := c.Data
-	dim, classes, dataBytes := d.Shape()
+	dim, classes, dataBytes := d.Shape(c.Model.Text())
 	add("data.dataset", false, dataBytes, "the %s data", d.Dataset)
 
 	// The population and the schedule.

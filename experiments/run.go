@@ -200,7 +200,7 @@ func NewPlan(ctx context.Context, cfg *Config, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Config: cfg, Data: data, Clients: data.NumClients()}
+	p := &Plan{Config: cfg, Data: data, Clients: data.NumClients(), Warnings: append([]string(nil), data.Notes...)}
 	if err := p.schedule(ctx, root, opts); err != nil {
 		return nil, err
 	}

@@ -314,10 +314,10 @@ func (c *Config) validateModel(add addFunc, oneOf oneOfFunc) {
 	k := models.LookupKind(m.Kind)
 	text, images := true, false
 	switch {
-	case k == nil:
+	case k == nil, c.Data.DataTells(): // the data is checked once read
 	case k.Text && !c.Data.Text():
 		add("model.kind", "%s predicts the next word of text: it needs dataset %s, not %s (use %s)",
-			m.Kind, strings.Join(textDatasets(), " or "), c.Data.Dataset, commaOr(models.KindNames(&images)))
+			m.Kind, commaOr(textDatasets()), c.Data.Dataset, commaOr(models.KindNames(&images)))
 	case !k.Text && c.Data.Text():
 		add("model.kind", "%s classifies images, but dataset %s is next-word text: use %s", m.Kind, c.Data.Dataset, commaOr(models.KindNames(&text)))
 	}

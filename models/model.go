@@ -126,6 +126,9 @@ func KindNames(text *bool) []string {
 	return out
 }
 
+// Text reports whether the model reads text (a next-token model).
+func (s Spec) Text() bool { k := LookupKind(s.Kind); return k != nil && k.Text }
+
 // Normalize fills the kind's defaults of unset keys.
 func (s *Spec) Normalize() {
 	if k := LookupKind(s.Kind); k != nil && k.defaults != nil {

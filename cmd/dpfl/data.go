@@ -29,6 +29,8 @@ seq_len, -min-tokens: min_tokens); those the dataset does not use are
 ignored. The default partition is the one where the data makes the clients
 (mnist: writer, one client per NIST writer, needs the QMNIST label files:
 -qmnist or $DPFL_QMNIST_DIR); iid and dirichlet take -clients (default 100).
+The federated files (tff-*, leaf) are streamed: -clients N keeps a random
+subset of N clients and reads only their examples into memory.
 
 Datasets:
 `
@@ -73,6 +75,7 @@ type dataRequest struct {
 var dataFlagKeys = map[string]string{
 	"partition": "partition", "clients": "clients", "alpha": "alpha", "mnist": "dir", "qmnist": "qmnist_dir",
 	"test-fraction": "test_fraction", "changelogs": "changelogs", "path": "path", "vocab": "vocab", "seq": "seq_len", "min-tokens": "min_tokens",
+	"train-split": "train_split", "test-split": "test_split", "digits-only": "digits_only",
 }
 
 // parseData parses the command line into a data section; ok is false when
@@ -81,14 +84,17 @@ func parseData(args []string, stderr io.Writer) (req dataRequest, code int, ok b
 	fs := flag.NewFlagSet("data", flag.ContinueOnError)
 	var c datasets.Config
 	fs.StringVar(&c.Partition, "partition", "", "mnist: writer (the default), iid or dirichlet")
-	fs.IntVar(&c.Clients, "clients", 0, "population size (iid/dirichlet: default 100; writer, text: 0 = every writer or user)")
+	fs.IntVar(&c.Clients, "clients", 0, "population size (iid/dirichlet: default 100; writer, text, tff-*, leaf: a random subset, 0 = every writer or user)")
 	fs.Float64Var(&c.Alpha, "alpha", 0.5, "mnist dirichlet: concentration")
 	fs.Uint64Var(&req.seed, "seed", 1, "root seed (partition stream)")
 	fs.StringVar(&c.Dir, "mnist", "", "folder of the MNIST IDX files (default: GoMNIST in the module cache, or $"+datasets.MNISTDirEnv+")")
 	fs.StringVar(&c.QMNISTDir, "qmnist", "", "folder of the QMNIST label files (default $"+datasets.QMNISTDirEnv+")")
 	fs.Float64Var(&c.TestFraction, "test-fraction", 0, "held-out share of each client's data (default 0.1 for writers, 0.2 for text)")
-	fs.StringVar(&c.Changelogs, "changelogs", datasets.DebianChangelogGlob, "debian: glob of changelog.Debian.gz files")
-	fs.StringVar(&c.Path, "path", "", "text: directory or JSONL file")
+	fs.StringVar(&c.Changelogs, "changelogs", datasets.DebianPinned, "debian: pinned (the committed manifest), or a glob of changelog.Debian.gz files such as "+datasets.DebianChangelogGlob)
+	fs.StringVar(&c.Path, "path", "", "text: directory or JSONL file; tff-*: the SQLite file; leaf: the dataset folder")
+	fs.StringVar(&c.TrainSplit, "train-split", "train", "tff-*: the training split")
+	fs.StringVar(&c.TestSplit, "test-split", "test", "tff-*: the held-out split (the same clients' examples)")
+	fs.BoolVar(&c.DigitsOnly, "digits-only", false, "tff-emnist, leaf FEMNIST: keep the digits (10 classes)")
 	fs.IntVar(&c.Vocab, "vocab", 1000, "text: vocabulary words (special tokens excluded)")
 	fs.IntVar(&c.SeqLen, "seq", 20, "text: tokens per example")
 	fs.IntVar(&c.MinTokens, "min-tokens", 100, "text: drop users with fewer training tokens")
@@ -189,6 +195,9 @@ func cmdData(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failed(ctx, stderr, "data", err)
 	}
+	for _, n := range f.Notes {
+		fmt.Fprintln(stderr, "dpfl data: "+n)
+	}
 	name, partition := req.kind.Name, req.cfg.Partition
 	if len(req.kind.Partitions) > 1 {
 		f.Name = name + "-" + partition
@@ -207,6 +216,9 @@ func cmdData(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	} else {
 		out = ""
+	}
+	if req.kind.DataTells {
+		name = f.Name // which data the folder holds
 	}
 	printStats(stdout, f, name, partition, st, out)
 	return exitOK

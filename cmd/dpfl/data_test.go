@@ -23,6 +23,8 @@ func TestDataUsage(t *testing.T) {
 		{"data", "-bogus", "mnist"},
 		{"data", "text"},
 		{"data", "-partition", "shards", "mnist"},
+		{"data", "tff-emnist"},
+		{"data", "leaf"},
 	} {
 		code, _, errs := runCLI(args...)
 		if code != exitUsage || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.HasPrefix(errs, "dpfl data: ") {
@@ -164,5 +166,38 @@ func TestDataMNISTDirEnv(t *testing.T) {
 	code, _, errs := runCLI("data", "-partition", "iid", "-plot", "none", "mnist")
 	if code != exitFailure || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, empty) || !strings.Contains(errs, "$DPFL_MNIST_DIR") {
 		t.Fatalf("exit %d, stderr %q: want a failure naming %s and $DPFL_MNIST_DIR", code, errs, empty)
+	}
+}
+
+// TestDataLEAF: dpfl data reads a LEAF Shakespeare folder (the kind told by
+// the data), and -clients keeps a subset.
+func TestDataLEAF(t *testing.T) {
+	dir := t.TempDir()
+	line := strings.Repeat("Now is the winter of our discontent made glorious summer. ", 3)
+	for _, split := range []string{"train", "test"} {
+		os.MkdirAll(filepath.Join(dir, split), 0o755)
+		var users, data []string
+		for u := 0; u < 5; u++ {
+			name := fmt.Sprintf("RICHARD_%d", u)
+			users = append(users, fmt.Sprintf("%q", name))
+			var xs, ys []string
+			for k := 0; k < 3; k++ {
+				xs, ys = append(xs, fmt.Sprintf("%q", line[k+u:k+u+80])), append(ys, fmt.Sprintf("%q", line[k+u+80:k+u+81]))
+			}
+			data = append(data, fmt.Sprintf(`%q: {"x": [%s], "y": [%s]}`, name, strings.Join(xs, ","), strings.Join(ys, ",")))
+		}
+		js := fmt.Sprintf(`{"users": [%s], "user_data": {%s}}`, strings.Join(users, ","), strings.Join(data, ","))
+		os.WriteFile(filepath.Join(dir, split, "data.json"), []byte(js), 0o644)
+	}
+	code, out, errs := runCLI("data", "-path", dir, "-plot", "none", "leaf")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "leaf-shakespeare") || field(t, out, "clients")[0] != "5" || !strings.Contains(out, "sequences of 80 tokens; 1200 training targets") {
+		t.Fatalf("output:\n%s", out)
+	}
+	code, out, errs = runCLI("data", "-path", dir, "-plot", "none", "-clients", "2", "leaf")
+	if code != exitOK || field(t, out, "clients")[0] != "2" {
+		t.Fatalf("subset: exit %d %s\n%s", code, errs, out)
 	}
 }

@@ -1,0 +1,192 @@
+package datasets
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"dpfl/sim/rng"
+)
+
+// SplitConfig is the split names of a TensorFlow Federated file (tff-*).
+type SplitConfig struct {
+	// TrainSplit and TestSplit are the split names of the file (default
+	// train and test, as TFF ships them; StackOverflow also has heldout,
+	// whose users are not train's, so it cannot be a client's held-out
+	// part). Each client's held-out examples are its examples of
+	// TestSplit; the central test set is their union.
+	TrainSplit string `yaml:"train_split"`
+	TestSplit  string `yaml:"test_split"`
+}
+
+// DigitsConfig is the digits-only option of the 62-class image files.
+type DigitsConfig struct {
+	// DigitsOnly keeps the digits of a 62-class EMNIST/FEMNIST file
+	// (tff-emnist, leaf FEMNIST; default false): 10 classes, letters
+	// dropped, writers left without a training digit dropped. TFF's
+	// digits-only file needs no flag (its labels are digits) but has 62
+	// output classes without it.
+	DigitsOnly bool `yaml:"digits_only"`
+}
+
+// The federated files: one client per client of the file, each holding out
+// its examples of the file's test split; Clients keeps a random subset,
+// drawn from ("data/subset"), and only its examples are read into memory.
+var (
+	tffEMNISTKind = fileKindOf("tff-emnist", "TensorFlow Federated's EMNIST SQLite file at path: 28x28 images by writer, 62 classes (digits_only: 10)",
+		false, true, nil, tffLoad("emnist"), tffCount("emnist"),
+		func(c *Config, _ bool) (float64, float64, float64) { return 784, imageClasses(c), 0 })
+	tffStackOverflowKind = fileKindOf("tff-stackoverflow", "TensorFlow Federated's StackOverflow SQLite file at path: next-word text by user",
+		true, false, func(c *Config) {
+			if c.SeqLen == 0 {
+				c.SeqLen = 20
+			}
+		}, tffLoad("stackoverflow"), tffCount("stackoverflow"), tokenShape)
+	tffShakespeareKind = fileKindOf("tff-shakespeare", "TensorFlow Federated's Shakespeare SQLite file at path: next-character text by role",
+		true, false, func(c *Config) {
+			if c.SeqLen == 0 {
+				c.SeqLen = 80 // TFF's Shakespeare task
+			}
+		}, tffLoad("shakespeare"), tffCount("shakespeare"), tokenShape)
+	leafKind = fileKindOf("leaf", "a LEAF FEMNIST or Shakespeare folder at path (train/ and test/ JSON files; the data tells which)",
+		false, true, nil, LoadLEAF, CountLEAF,
+		func(c *Config, textModel bool) (float64, float64, float64) {
+			if textModel {
+				// LEAF Shakespeare: 80-character windows; at most 1000
+				// characters.
+				return 80, 1000 + NumSpecial, 0
+			}
+			return 784, imageClasses(c), 0
+		})
+)
+
+func init() { leafKind.DataTells = true }
+
+// fileKindOf is a federated file's dataset: text (its TokenConfig keys
+// apply) or images (digits: its DigitsOnly applies), the TFF split names
+// for the tff-* files, read by load and counted by count.
+func fileKindOf(name, doc string, text, digits bool, defaults func(*Config),
+	load func(string, FileOptions) (*Federated, error), count func(string, FileOptions) (int, error),
+	shape func(*Config, bool) (float64, float64, float64)) Kind {
+	tff := strings.HasPrefix(name, "tff-")
+	k := Kind{
+		Name: name, Doc: doc, Text: text,
+		Partitions: []Partition{{Name: "user", FromData: true, OwnSplit: true}},
+		params:     []func(c *Config) any{func(c *Config) any { return &c.TextConfig }},
+		paths:      func(c *Config) []*string { return []*string{&c.Path} },
+		shape:      shape,
+	}
+	if text {
+		k.params = append(k.params, func(c *Config) any { return &c.TokenConfig })
+	}
+	if tff {
+		k.params = append(k.params, func(c *Config) any { return &c.SplitConfig })
+	}
+	if digits {
+		k.params = append(k.params, func(c *Config) any { return &c.DigitsConfig })
+	}
+	k.defaults = func(c *Config) {
+		if tff {
+			if c.TrainSplit == "" {
+				c.TrainSplit = "train"
+			}
+			if c.TestSplit == "" {
+				c.TestSplit = "test"
+			}
+		}
+		if text {
+			if c.Vocab == 0 {
+				c.Vocab = 1000
+			}
+			if c.MinTokens == 0 {
+				c.MinTokens = 100
+			}
+		}
+		if defaults != nil {
+			defaults(c)
+		}
+	}
+	k.validate = func(c *Config, add Problems, _ func(string) bool) {
+		if c.Partition != "user" && slices.Contains(PartitionNames(), c.Partition) {
+			add("partition", "%s has one client per client of the file: partition must be user (or unset), not %s", name, c.Partition)
+		}
+		if c.Path == "" {
+			what := "a LEAF dataset folder (FEMNIST or Shakespeare) holding train/ and test/ folders of JSON files"
+			if tff {
+				what = fmt.Sprintf("the SQLite file that tff.simulation.datasets.%s.load_data caches", strings.TrimPrefix(name, "tff-"))
+			}
+			add("path", "required for dataset %s: %s", name, what)
+		}
+		if tff && c.TrainSplit == c.TestSplit {
+			add("test_split", "%q is also train_split: the held-out examples must come from another split", c.TestSplit)
+		}
+		if text {
+			for _, key := range []struct {
+				name string
+				v    int
+			}{{"vocab", c.Vocab}, {"seq_len", c.SeqLen}, {"min_tokens", c.MinTokens}} {
+				if key.v < 0 {
+					add(key.name, "%d must be positive", key.v)
+				}
+			}
+			if c.Vocab > maxVocab {
+				add("vocab", "%d tokens is beyond the supported %d", c.Vocab, maxVocab)
+			}
+		}
+	}
+	options := func(c *Config, root rng.Root) FileOptions {
+		return FileOptions{
+			TrainSplit: c.TrainSplit, TestSplit: c.TestSplit, DigitsOnly: c.DigitsOnly,
+			Text:    TextOptions{Vocab: c.Vocab, SeqLen: c.SeqLen, MinTokens: c.MinTokens},
+			Clients: c.Clients, Subset: root.Stream("data/subset"),
+		}
+	}
+	k.load = func(c *Config, _ *Loader, root rng.Root) (*Federated, error) {
+		f, err := load(c.Path, options(c, root))
+		return f, fileErr(err)
+	}
+	k.population = func(c *Config, _ *Loader, root rng.Root) (int, error) {
+		n, err := count(c.Path, options(c, root))
+		return n, fileErr(err)
+	}
+	k.inputs = func(c *Config, _ *Loader) ([]Input, error) {
+		if tff {
+			return []Input{{Key: "path", Root: c.Path, Files: []string{c.Path}}}, nil
+		}
+		files, err := LEAFFiles(c.Path)
+		return []Input{{Key: "path", Root: c.Path, Files: files}}, keyErr("path", err)
+	}
+	return k
+}
+
+// fileErr names the key of a federated file's reading error: clients when
+// more were asked for than the file has, else path.
+func fileErr(err error) error {
+	if errors.Is(err, ErrTooFewClients) {
+		return keyErr("clients", err)
+	}
+	return keyErr("path", err)
+}
+
+func tffLoad(task string) func(string, FileOptions) (*Federated, error) {
+	return func(path string, opt FileOptions) (*Federated, error) { return LoadTFF(path, task, opt) }
+}
+
+func tffCount(task string) func(string, FileOptions) (int, error) {
+	return func(path string, opt FileOptions) (int, error) { return CountTFF(path, task, opt) }
+}
+
+// imageClasses is the classes of a 62-class EMNIST/FEMNIST file.
+func imageClasses(c *Config) float64 {
+	if c.DigitsOnly {
+		return 10
+	}
+	return 62
+}
+
+// tokenShape is the shape of next-token text: SeqLen tokens, Vocab plus the
+// special ids.
+func tokenShape(c *Config, _ bool) (float64, float64, float64) {
+	return float64(max(c.SeqLen, 0)), float64(max(c.Vocab, 0)) + NumSpecial, 0
+}
