@@ -44,7 +44,7 @@ func dataUsage() string {
 		for _, p := range k.Partitions {
 			parts = append(parts, p.Name)
 		}
-		fmt.Fprintf(&b, "  %-8s %s (partitions: %s)\n", k.Name, k.Doc, strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "  %-17s %s (partitions: %s)\n", k.Name, k.Doc, strings.Join(parts, ", "))
 	}
 	b.WriteString("\nFlags:\n")
 	return b.String()
