@@ -54,6 +54,14 @@ type Spec struct {
 	// before returning.
 	Checkpoint      func(State) error
 	CheckpointEvery int
+
+	// Canary, if not nil, supplies the updates of clients without data
+	// (the canary clients of an empirical privacy audit): for a client it
+	// claims it writes the client's update into delta and returns true, and
+	// the client is not trained. Such an update is clipped, summed and
+	// noised like any other; it takes no part in the train loss. Canary must
+	// be safe for concurrent use (workers call it in parallel).
+	Canary func(id int, delta []float32) bool
 }
 
 // State is the loop's state after a completed round: everything a run needs
@@ -82,6 +90,10 @@ type Round struct {
 	Evaluated bool
 	TestLoss  float64
 	TestAcc   float64
+	// Update is the round's aggregate as the aggregator released it (the
+	// noisy sum divided by the denominator), before the server optimizer;
+	// it belongs to the loop and is valid only during the round hook.
+	Update []float32
 }
 
 // Summary is the outcome of a run.
@@ -91,6 +103,7 @@ type Summary struct {
 	FinalAcc  float64
 	BestAcc   float64
 	Params    []float32
+	Init      []float32 // the initial global model (from the stream ("init"))
 	Wall      time.Duration
 }
 
@@ -173,6 +186,7 @@ func newRunner(s Spec) (*runner, error) {
 	r.theta = make([]float32, r.evals[0].NumParams())
 	r.evals[0].Init(s.Root.Stream("init"))
 	copy(r.theta, r.evals[0].Params())
+	r.sum.Init = append([]float32(nil), r.theta...)
 	r.update = make([]float32, len(r.theta))
 	r.pool = newPool(s.Workers, len(r.theta))
 	return r, nil
@@ -239,8 +253,17 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 	rd = Round{Round: t + 1, Cohort: len(cohort)}
 	var lossSum float64
 	var trainErr error
+	trained := len(cohort) // clients trained on data (not canaries)
+	var canary []bool
+	if s.Canary != nil {
+		canary = make([]bool, len(cohort))
+	}
 	deltas := r.pool.run(ctx, r.trainers, len(cohort), func(tr *clients.Trainer, i int, delta []float32) (float64, error) {
 		id := cohort[i]
+		if canary != nil && s.Canary(id, delta) {
+			canary[i] = true // read after the iteration (ordered by the result channel)
+			return 0, nil
+		}
 		res, err := tr.Update(delta, r.theta, s.Data.Train, s.Data.Clients[id], s.Root.Stream("client", uint64(t), uint64(id)))
 		if errors.Is(err, clients.ErrDiverged) {
 			for j := range delta {
@@ -251,6 +274,11 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 		return res.Loss, err
 	}, func(err error) { trainErr = err }, func(loss float64) { lossSum += loss })
 	rep, err := s.Aggregator.Aggregate(r.update, t, deltas)
+	for _, c := range canary {
+		if c {
+			trained--
+		}
+	}
 	if err != nil {
 		return rd, err, nil
 	}
@@ -264,9 +292,9 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 	if !finite(r.theta) {
 		return rd, nil, fmt.Errorf("%w after round %d", ErrDiverged, t+1)
 	}
-	rd.Report = rep
-	if len(cohort) > 0 {
-		rd.TrainLoss = lossSum / float64(len(cohort))
+	rd.Report, rd.Update = rep, r.update
+	if trained > 0 {
+		rd.TrainLoss = lossSum / float64(trained)
 	}
 	if (t+1)%s.EvalEvery == 0 || t+1 == len(s.Schedule.Rounds) {
 		loss, acc, err := evaluate(ctx, r.evals, r.theta, s.Data.Test, s.EvalBatch)
