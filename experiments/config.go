@@ -33,6 +33,9 @@ type Config struct {
 	Privacy       PrivacyConfig       `yaml:"privacy"`
 	Server        ServerConfig        `yaml:"server"`
 	Eval          EvalConfig          `yaml:"eval"`
+	// Audit adds canary clients and writes an empirical epsilon estimate
+	// (audit.json; see AuditConfig). Zero: no audit.
+	Audit AuditConfig `yaml:"audit"`
 }
 
 // DataConfig chooses the dataset and how it is split into clients (see

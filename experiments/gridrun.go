@@ -229,6 +229,12 @@ func WriteIndex(path string, g *Grid, out string) error {
 			if s.PopulationEpsilon != nil {
 				row["population_epsilon"] = fmtFloat(*s.PopulationEpsilon)
 			}
+			if a := s.Audit; a != nil {
+				row["audit_threat_model"] = a.ThreatModel
+				row["audit_epsilon"] = fmtFloat(float64(a.Epsilon))
+				row["audit_epsilon_low"] = fmtFloat(float64(a.Low))
+				row["audit_epsilon_high"] = fmtFloat(float64(a.High))
+			}
 		} else if _, err := os.Stat(filepath.Join(dir, ErrorFile)); err == nil {
 			row["status"] = "failed"
 		} else if _, err := os.Stat(filepath.Join(dir, CheckpointFile)); err == nil {

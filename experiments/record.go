@@ -37,16 +37,17 @@ type recorder struct {
 	start    time.Time
 	epsLabel string
 	lastAcc  float64
-	err      error // the first error of the round hook
+	aud      *auditor // nil: no audit
+	err      error    // the first error of the round hook
 }
 
 // newRecorder prepares the records of a run: it resumes from the
 // checkpoint when its metrics check out (setting spec.Resume), and sets the
 // spec's checkpointing.
-func (p *Plan) newRecorder(rd *runDir, opts Options, spec *sim.Spec) (*recorder, error) {
+func (p *Plan) newRecorder(rd *runDir, opts Options, spec *sim.Spec, aud *auditor) (*recorder, error) {
 	cfg, acc := p.Config, &p.Privacy
 	r := &recorder{p: p, rd: rd, opts: opts, metrics: results.NewMetrics(filepath.Join(rd.dir, "metrics.csv")),
-		ckpt: filepath.Join(rd.dir, CheckpointFile)}
+		ckpt: filepath.Join(rd.dir, CheckpointFile), aud: aud}
 	epsMethod := ""
 	if acc.Private {
 		epsMethod = acc.Final.Method
@@ -97,6 +98,12 @@ func (r *recorder) resume() {
 		logf(r.opts.Log, "%s: checkpoint after round %d ignored, metrics.csv does not match it (%v): starting over", dir, ck.Round, err)
 		return
 	}
+	if r.aud != nil && !r.aud.load(dir, ck.Round) {
+		// The audit's every-round statistics cover the rounds before the
+		// checkpoint and cannot be redone from it.
+		logf(r.opts.Log, "%s: checkpoint after round %d ignored, %s does not match it: starting over", dir, ck.Round, auditStateFile)
+		return
+	}
 	r.metrics.Keep(keep)
 	r.resumed = &sim.State{Round: ck.Round, Params: ck.Params, Momentum: ck.Momentum, FinalLoss: ck.FinalLoss, FinalAcc: ck.FinalAcc, BestAcc: ck.BestAcc}
 	r.prevWall = ck.WallSeconds
@@ -105,6 +112,12 @@ func (r *recorder) resume() {
 
 // checkpoint saves the simulation's state (sim.Spec.Checkpoint).
 func (r *recorder) checkpoint(st sim.State) error {
+	if r.aud != nil {
+		// First the statistics, then the checkpoint that refers to them.
+		if err := r.aud.save(r.rd.dir); err != nil {
+			return err
+		}
+	}
 	return results.WriteCheckpoint(r.ckpt, &results.Checkpoint{RunID: r.rd.id, Round: st.Round, Params: st.Params, Momentum: st.Momentum,
 		FinalLoss: st.FinalLoss, FinalAcc: st.FinalAcc, BestAcc: st.BestAcc, WallSeconds: r.prevWall + time.Since(r.start).Seconds()})
 }
@@ -113,6 +126,9 @@ func (r *recorder) checkpoint(st sim.State) error {
 // metrics row with the epsilon spent so far, then the report.
 func (r *recorder) round(rd sim.Round) {
 	cfg := r.p.Config
+	if r.aud != nil {
+		r.aud.round(rd.Round-1, rd.Update)
+	}
 	rep := RoundReport{Round: rd.Round, Rounds: cfg.Rounds, Evaluated: rd.Evaluated}
 	if r.resumed != nil {
 		rep.Resumed = r.resumed.Round
@@ -159,11 +175,25 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 	} else {
 		out.EpsilonMethod = "none (no noise)"
 	}
+	if r.aud != nil && status == "complete" {
+		// audit.json before summary.json: a complete audited run has it.
+		rec, err := r.aud.finish(sum.Params, sum.Init, r.p.Config.Privacy.Delta)
+		if err != nil {
+			return nil, err
+		}
+		rec.ReportedEpsilon, rec.Accountant = out.Epsilon, out.EpsilonMethod
+		if err := results.WriteJSON(filepath.Join(dir, AuditFile), rec); err != nil {
+			return nil, err
+		}
+		out.Audit = &results.AuditSummary{ThreatModel: rec.ThreatModel, Epsilon: rec.Epsilon, Low: rec.Low, High: rec.High}
+	}
 	if err := results.WriteJSON(filepath.Join(dir, "summary.json"), out); err != nil {
 		return nil, err
 	}
-	if err := os.Remove(r.ckpt); err != nil && !os.IsNotExist(err) {
-		return nil, fmt.Errorf("experiments: %w", err)
+	for _, f := range []string{r.ckpt, filepath.Join(dir, auditStateFile)} {
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			return nil, fmt.Errorf("experiments: %w", err)
+		}
 	}
 	return &Outcome{Dir: dir, Summary: out}, nil
 }

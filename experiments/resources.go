@@ -149,6 +149,9 @@ func (c *Config) MemoryEstimate() Memory {
 		}
 		add("aggregator.memory", false, hist, "the noise history (%.4g vectors of %.4g parameters)", latents, params)
 	}
+	if n := pos(c.Audit.Canaries); n > 0 {
+		add("audit.canaries", false, n*(params*4+rounds*8+bytesPerClient+64), "%d canary directions of %.4g parameters and their projections in %d rounds", c.Audit.Canaries, params, c.Rounds)
+	}
 	return m
 }
 

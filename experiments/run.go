@@ -129,11 +129,14 @@ func pruneZero(n *yaml.Node) bool {
 // participation schedule, the aggregation mechanism planned for it, and the
 // privacy calibration.
 type Plan struct {
-	Config   *Config
-	Data     *datasets.Federated
-	Clients  int // population size (from the data when it determines it)
-	Schedule *participation.Schedule
-	Stats    participation.Stats
+	Config  *Config
+	Data    *datasets.Federated
+	Clients int // population size (from the data when it determines it), canaries included
+	// FirstCanary is the client ID of the first canary (audit.canaries):
+	// the canaries are clients FirstCanary..Clients-1, after the data's.
+	FirstCanary int
+	Schedule    *participation.Schedule
+	Stats       participation.Stats
 	// Mechanism is the aggregation mechanism for the realized schedule: its
 	// strategy (strategy.Identity for dpfedavg), the participation its
 	// sensitivity is computed for and that sensitivity, its sampling and
@@ -143,6 +146,11 @@ type Plan struct {
 	// Warnings are problems that did not stop planning (a strategy cache
 	// that could not be written); Run writes them to Options.Log.
 	Warnings []string
+	// underNoise, when in (0, 1), multiplies the noise the run adds while
+	// its accounting still says Privacy.Sigma: a deliberately broken run
+	// for the audit's negative control. Tests only; no configuration key
+	// sets it.
+	underNoise float64
 }
 
 // Accounting is the privacy calibration of a plan's mechanism.
@@ -200,7 +208,7 @@ func NewPlan(ctx context.Context, cfg *Config, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Config: cfg, Data: data, Clients: data.NumClients(), Warnings: append([]string(nil), data.Notes...)}
+	p := &Plan{Config: cfg, Data: data, Clients: data.NumClients() + cfg.Audit.Canaries, Warnings: append([]string(nil), data.Notes...)}
 	if err := p.schedule(ctx, root, opts); err != nil {
 		return nil, err
 	}
@@ -219,7 +227,7 @@ func NewAccount(ctx context.Context, cfg *Config, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Config: cfg, Clients: n}
+	p := &Plan{Config: cfg, Clients: n + cfg.Audit.Canaries}
 	return p, p.schedule(ctx, root, opts)
 }
 
@@ -310,6 +318,9 @@ func (p *Plan) schedule(ctx context.Context, root rng.Root, opts Options) error 
 			why = fmt.Sprintf("participation.q: %g samples no client in %d rounds", pc.Q, cfg.Rounds)
 		}
 		return fmt.Errorf("experiments: no client takes part in any of the %d rounds: %s", cfg.Rounds, why)
+	}
+	if err := p.auditPlan(root); err != nil { // audit.go
+		return err
 	}
 	if err := p.buildMechanism(ctx, planner.Schema, opts.StrategyCache); err != nil { // mechanism.go
 		return err
@@ -430,7 +441,11 @@ func (p *Plan) train(ctx context.Context, opts Options, rd *runDir) (*Outcome, e
 	if err := writeParticipation(filepath.Join(rd.dir, "participation.json"), p.Schedule, p.Stats); err != nil {
 		return nil, err
 	}
-	rec, err := p.newRecorder(rd, opts, &spec)
+	aud := p.newAuditor(spec.Root, p.Config.Model.NumParams(p.Data.Train.Dim, p.Data.Train.Classes))
+	if aud != nil {
+		spec.Canary = aud.canary
+	}
+	rec, err := p.newRecorder(rd, opts, &spec, aud)
 	if err != nil {
 		return nil, err
 	}
@@ -467,12 +482,16 @@ func (p *Plan) simSpec(opts Options) (sim.Spec, error) {
 	if err := server.Validate(); err != nil {
 		return sim.Spec{}, err
 	}
+	sigma := p.Privacy.Sigma
+	if p.underNoise > 0 && p.underNoise < 1 {
+		sigma *= p.underNoise
+	}
 	return sim.Spec{
 		Data:       p.Data,
 		Model:      cfg.Model,
 		Client:     clients.Config{Epochs: cfg.Client.Epochs, BatchSize: cfg.Client.BatchSize, LR: cfg.Client.LR, MaxExamples: cfg.Client.MaxExamples},
 		Schedule:   p.Schedule,
-		Aggregator: p.Mechanism.Aggregator(cfg.Aggregator.Clip, p.Privacy.Sigma, src),
+		Aggregator: p.Mechanism.Aggregator(cfg.Aggregator.Clip, sigma, src),
 		Server:     server,
 		EvalEvery:  cfg.Eval.Every,
 		EvalBatch:  cfg.Eval.Batch,

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -92,6 +93,16 @@ func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("metrics.csv does not match summary.json: %w", err)
+	}
+	if cfg.Audit.Canaries > 0 && s.Status == "complete" {
+		var a AuditRecord
+		b, err := os.ReadFile(filepath.Join(rd.dir, AuditFile))
+		if err == nil {
+			err = json.Unmarshal(b, &a)
+		}
+		if err != nil || s.Audit == nil || a.Canaries != cfg.Audit.Canaries {
+			return nil, fmt.Errorf("%s missing or not this run's", AuditFile)
+		}
 	}
 	return s, nil
 }

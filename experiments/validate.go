@@ -78,6 +78,7 @@ func (c *Config) Normalize() {
 	if c.Eval.Batch == 0 {
 		c.Eval.Batch = 500
 	}
+	c.Audit.normalize()
 }
 
 // Private reports whether the run adds noise.
@@ -172,6 +173,7 @@ func (l Limits) Validate(c *Config, src *Source) error {
 		add("server.momentum", "%v must be in [0, 1)", c.Server.Momentum)
 	}
 	c.validateSchedule(add, oneOf)
+	c.validateAudit(add, oneOf, src)
 	positiveInt("eval.every", c.Eval.Every)
 	positiveInt("eval.batch", c.Eval.Batch)
 	c.validateMemory(add, l)
@@ -222,8 +224,12 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 		}
 	default:
 		positiveInt("participation.cohort", p.Cohort)
-		if p.Cohort > 0 && c.Data.Clients > 0 && p.Cohort > c.Data.Clients {
-			add("participation.cohort", "%d clients per round cannot be drawn from data.clients = %d", p.Cohort, c.Data.Clients)
+		if n := c.Data.Clients + max(0, c.Audit.Canaries); p.Cohort > 0 && c.Data.Clients > 0 && p.Cohort > n {
+			if c.Audit.Canaries > 0 {
+				add("participation.cohort", "%d clients per round cannot be drawn from data.clients = %d and audit.canaries = %d", p.Cohort, c.Data.Clients, c.Audit.Canaries)
+			} else {
+				add("participation.cohort", "%d clients per round cannot be drawn from data.clients = %d", p.Cohort, c.Data.Clients)
+			}
 		}
 		if p.Q != 0 {
 			add("participation.q", "only poisson and kb-poisson use q")

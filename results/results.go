@@ -12,6 +12,9 @@
 //	participation.json  the realized schedule: participations histogram,
 //	              smallest separation, and per round the cohort fill,
 //	              eligible clients, waits and simulated UTC hour
+//	audit.json    with audit.canaries: the empirical epsilon estimate with
+//	              its interval, the reported epsilon, and each canary's
+//	              statistic (package experiments)
 //
 // A run folder is owned by one process at a time through an OS lock on its
 // .lock file (Lock).
@@ -25,6 +28,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -195,6 +199,17 @@ type Summary struct {
 	// Inputs are the fingerprints of the input files the run read (trace,
 	// corpus, data files), keyed by the configuration key naming them.
 	Inputs map[string]string `json:"inputs,omitempty"`
+	// Audit is the headline empirical epsilon of a run with canaries
+	// (audit.json has the details); nil without an audit.
+	Audit *AuditSummary `json:"audit,omitempty"`
+}
+
+// AuditSummary is a run's empirical epsilon estimate (see audit.json).
+type AuditSummary struct {
+	ThreatModel string `json:"threat_model"`
+	Epsilon     Float  `json:"epsilon"`
+	Low         Float  `json:"epsilon_low"`
+	High        Float  `json:"epsilon_high"`
 }
 
 // ReadSummary reads a summary.json.
@@ -308,4 +323,44 @@ func (t *Table) Get(i int, col string) string {
 // larger population under privacy.population_scale (empty otherwise).
 var IndexFixedColumns = []string{"run_id", "dir", "status", "aggregator", "participation", "seed",
 	"epsilon", "delta", "accountant", "noise_multiplier", "sensitivity", "final_accuracy", "best_accuracy",
-	"final_test_loss", "rounds", "wall_seconds", "population_epsilon"}
+	"final_test_loss", "rounds", "wall_seconds", "population_epsilon",
+	"audit_threat_model", "audit_epsilon", "audit_epsilon_low", "audit_epsilon_high"}
+
+// Float is a float64 whose JSON form writes +Inf and -Inf as the strings
+// "inf" and "-inf" (JSON has no infinities), and NaN as null.
+type Float float64
+
+// MarshalJSON implements json.Marshaler.
+func (f Float) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	switch {
+	case math.IsInf(x, 1):
+		return []byte(`"inf"`), nil
+	case math.IsInf(x, -1):
+		return []byte(`"-inf"`), nil
+	case math.IsNaN(x):
+		return []byte("null"), nil
+	}
+	return json.Marshal(x)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"inf"`:
+		*f = Float(math.Inf(1))
+		return nil
+	case `"-inf"`:
+		*f = Float(math.Inf(-1))
+		return nil
+	case "null":
+		*f = Float(math.NaN())
+		return nil
+	}
+	var x float64
+	if err := json.Unmarshal(b, &x); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	*f = Float(x)
+	return nil
+}
