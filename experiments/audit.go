@@ -456,18 +456,21 @@ type AuditEstimate struct {
 	Epsilon     results.Float `json:"epsilon"`
 	Low         results.Float `json:"epsilon_low"`
 	High        results.Float `json:"epsilon_high"`
-	// The normals fitted to each group, and the equal-variance separation
-	// (mean difference over the pooled standard deviation: the GDP mu the
-	// statistic measures).
-	InsertedFit privacy.Normal `json:"inserted_fit"`
-	HeldOutFit  privacy.Normal `json:"held_out_fit"`
-	Mu          float64        `json:"mu"`
+	// Mu is the separation the estimate is the Gaussian-DP epsilon of:
+	// (inserted mean - held-out mean) / pooled standard deviation.
+	Mu float64 `json:"mu"`
+	// EpsilonSeparate is the epsilon of the two normals fitted each with
+	// its own deviation (the paper's estimate; biased upward with few
+	// canaries, see privacy.EstimateEpsilon).
+	EpsilonSeparate results.Float  `json:"epsilon_separate_variances"`
+	InsertedFit     privacy.Normal `json:"inserted_fit"`
+	HeldOutFit      privacy.Normal `json:"held_out_fit"`
 	// The statistic of each canary compared (in canary order).
 	InsertedStats []float64 `json:"inserted_statistics"`
 	HeldOutStats  []float64 `json:"held_out_statistics"`
 }
 
-const auditMethod = "one-shot canary estimate (Andrew et al. 2024): normals fitted to the inserted and held-out canaries' statistics, epsilon at delta of the pair; 95% basic bootstrap interval over canaries (1000 resamples)"
+const auditMethod = "one-shot canary estimate (Andrew et al. 2024): normals with a pooled standard deviation fitted to the inserted and held-out canaries' statistics, epsilon at delta of the pair; 95% basic bootstrap interval over canaries (1000 resamples)"
 
 // finish computes both threat models' estimates from the final and initial
 // models and the accumulated statistics.
@@ -524,12 +527,8 @@ func (au *auditor) finish(final, init []float32, delta float64) (*AuditRecord, e
 			return nil, fmt.Errorf("experiments: audit (%s): %w", tm, err)
 		}
 		e.Epsilon, e.Low, e.High = results.Float(est.Epsilon), results.Float(est.Low), results.Float(est.High)
+		e.Mu, e.EpsilonSeparate = est.Mu, results.Float(est.Separate)
 		e.InsertedFit, e.HeldOutFit = est.Inserted, est.HeldOut
-		n1, n0 := float64(len(e.InsertedStats)), float64(len(e.HeldOutStats))
-		pooled := math.Sqrt(((n1-1)*est.Inserted.Std*est.Inserted.Std + (n0-1)*est.HeldOut.Std*est.HeldOut.Std) / (n1 + n0 - 2))
-		if pooled > 0 {
-			e.Mu = (est.Inserted.Mean - est.HeldOut.Mean) / pooled
-		}
 		rec.Estimates = append(rec.Estimates, e)
 	}
 	h := rec.Estimates[0]

@@ -3,6 +3,7 @@ package privacy
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -110,6 +111,7 @@ func TestEstimateEpsilonCoverage(t *testing.T) {
 		return xs
 	}
 	covered, above, excluded := 0, 0, 0
+	var plugin, corrected []float64
 	for r := 0; r < reps; r++ {
 		e, err := EstimateEpsilon(draw(500, 0), draw(500, 1), delta, 0.9, resamples, rng)
 		if err != nil {
@@ -121,6 +123,7 @@ func TestEstimateEpsilonCoverage(t *testing.T) {
 		if e.Low > truth {
 			above++
 		}
+		plugin, corrected = append(plugin, e.Separate), append(corrected, e.Epsilon)
 		e2, err := EstimateEpsilon(draw(500, 0), draw(500, 2), delta, 0.9, resamples, rng)
 		if err != nil {
 			t.Fatal(err)
@@ -134,6 +137,14 @@ func TestEstimateEpsilonCoverage(t *testing.T) {
 	}
 	if float64(above) > 0.1*float64(reps) {
 		t.Errorf("90%% intervals lay above the true epsilon %.3f in %d of %d repetitions", truth, above, reps)
+	}
+	// The separate fit's median is well above the truth (5.1 for 4.38), the
+	// pooled one's within 0.3 of it.
+	slices.Sort(plugin)
+	slices.Sort(corrected)
+	t.Logf("truth %.3f: covered %d/%d, lower end above %d/%d, median separate %.3f, pooled %.3f", truth, covered, reps, above, reps, plugin[reps/2], corrected[reps/2])
+	if mp, mc := plugin[reps/2], corrected[reps/2]; !(mp > truth+0.3) || math.Abs(mc-truth) > 0.3 {
+		t.Errorf("median separate-variance estimate %.3f, pooled %.3f, truth %.3f", mp, mc, truth)
 	}
 	if excluded != reps {
 		t.Errorf("negative control: mu = 2 samples excluded epsilon(mu=1) = %.3f in only %d of %d repetitions", truth, excluded, reps)
