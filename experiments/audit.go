@@ -37,30 +37,33 @@ import (
 // and the held-out group, for two threat models:
 //
 //   - final-model (audit.observe: final): the cosine between c_j and the
-//     final model minus the initial one (both known to the adversary), the
-//     paper's statistic;
+//     initial model minus the final one (both known to the adversary; the
+//     server subtracts the aggregates), the paper's statistic;
 //   - every-round (audit.observe: rounds): the adversary sees every round's
 //     released aggregate a_t. Without sampling the schedule is public (it is
 //     planned from the seed, and the accounting is for the realized
-//     schedule), and the statistic is sum_{t in S_j} cos(c_j, a_t) / sqrt(|S_j|)
-//     over the rounds S_j canary j was scheduled in: linear in the
-//     mechanism's Gaussian noise, so Gaussian with the same variance in both
-//     groups, and for DP-FedAvg the most powerful test of the mechanism (it
-//     attains the accountant's mu when the real clients' updates are small
-//     against the noise in c_j's direction). With Poisson sampling the
-//     schedule is the secret that amplifies privacy; the statistic is then
-//     the paper's max_t cos(c_j, a_t) over all rounds (not Gaussian; treat
-//     its estimate with care).
+//     schedule): the statistic projects the stacked release, whitened for
+//     the mechanism's noise correlation X = CᵀC, on canary j's whitened
+//     contribution over its scheduled rounds S_j (auditor.everyRound; for
+//     DP-FedAvg, X = I, it is the cosine between 1_S ⊗ c_j and the stacked
+//     release). It is linear in the mechanism's Gaussian noise, so Gaussian
+//     with the same variance in both groups, and the most powerful linear
+//     test of the mechanism: its separation is the accountant's mu for the
+//     canary's pattern when the real clients' updates are small against the
+//     noise along c_j. With Poisson sampling the schedule is the secret that
+//     amplifies privacy; the statistic is then the paper's max_t cos(c_j,
+//     a_t) over all rounds (not Gaussian; treat its estimate with care).
 //
 // Without sampling only the canaries scheduled at least once enter the
 // comparison (a canary never scheduled has no effect by construction, and
 // the guarantee is conditional on the public schedule); with sampling every
-// canary does. A normal distribution is fitted to each group and the
-// estimate is privacy.EstimateEpsilon: the epsilon at the run's delta at
-// which the two fitted normals are indistinguishable, with a 95% basic
-// bootstrap interval (1,000 resamples from stream ("audit-bootstrap", m)).
-// Both threat models are estimated in every audited run; audit.observe picks
-// the headline one.
+// canary does. privacy.EstimateEpsilon fits a normal to each group with a
+// pooled standard deviation and returns the epsilon at the run's delta at
+// which the two are indistinguishable (the Gaussian-DP epsilon of the
+// measured mu), with a 95% basic bootstrap interval (1,000 resamples from
+// stream ("audit-bootstrap", m)); the paper's fit with separate deviations
+// is recorded too (epsilon_separate_variances). Both threat models are
+// estimated in every audited run; audit.observe picks the headline one.
 
 // AuditConfig asks for an empirical privacy estimate with canary clients.
 type AuditConfig struct {

@@ -95,7 +95,7 @@ func TestAuditNoNoise(t *testing.T) {
 	if len(e.InsertedStats) != 250 || len(e.HeldOutStats) != 250 {
 		t.Errorf("%d inserted and %d held-out statistics, want 250 each", len(e.InsertedStats), len(e.HeldOutStats))
 	}
-	if s := out.Summary.Audit; s == nil || s.ThreatModel != ThreatRounds || s.Epsilon != a.Epsilon {
+	if s := out.Summary.Audit; s == nil || s.ThreatModel != ThreatRounds || s.EveryRound.Epsilon != a.Epsilon || s.FinalModel.Epsilon != a.Estimates[1].Epsilon {
 		t.Errorf("summary.json audit %+v, audit.json epsilon %v", s, a.Epsilon)
 	}
 }

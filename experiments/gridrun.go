@@ -230,10 +230,11 @@ func WriteIndex(path string, g *Grid, out string) error {
 				row["population_epsilon"] = fmtFloat(*s.PopulationEpsilon)
 			}
 			if a := s.Audit; a != nil {
-				row["audit_threat_model"] = a.ThreatModel
-				row["audit_epsilon"] = fmtFloat(float64(a.Epsilon))
-				row["audit_epsilon_low"] = fmtFloat(float64(a.Low))
-				row["audit_epsilon_high"] = fmtFloat(float64(a.High))
+				for name, e := range map[string]results.AuditInterval{"final": a.FinalModel, "rounds": a.EveryRound} {
+					row["audit_"+name+"_epsilon"] = fmtFloat(float64(e.Epsilon))
+					row["audit_"+name+"_low"] = fmtFloat(float64(e.Low))
+					row["audit_"+name+"_high"] = fmtFloat(float64(e.High))
+				}
 			}
 		} else if _, err := os.Stat(filepath.Join(dir, ErrorFile)); err == nil {
 			row["status"] = "failed"

@@ -185,7 +185,15 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 		if err := results.WriteJSON(filepath.Join(dir, AuditFile), rec); err != nil {
 			return nil, err
 		}
-		out.Audit = &results.AuditSummary{ThreatModel: rec.ThreatModel, Epsilon: rec.Epsilon, Low: rec.Low, High: rec.High}
+		out.Audit = &results.AuditSummary{ThreatModel: rec.ThreatModel}
+		for _, e := range rec.Estimates {
+			iv := results.AuditInterval{Epsilon: e.Epsilon, Low: e.Low, High: e.High}
+			if e.ThreatModel == ThreatFinal {
+				out.Audit.FinalModel = iv
+			} else {
+				out.Audit.EveryRound = iv
+			}
+		}
 	}
 	if err := results.WriteJSON(filepath.Join(dir, "summary.json"), out); err != nil {
 		return nil, err

@@ -199,17 +199,23 @@ type Summary struct {
 	// Inputs are the fingerprints of the input files the run read (trace,
 	// corpus, data files), keyed by the configuration key naming them.
 	Inputs map[string]string `json:"inputs,omitempty"`
-	// Audit is the headline empirical epsilon of a run with canaries
-	// (audit.json has the details); nil without an audit.
+	// Audit is the empirical epsilon of a run with canaries, for both
+	// threat models (audit.json has the details); nil without an audit.
 	Audit *AuditSummary `json:"audit,omitempty"`
 }
 
-// AuditSummary is a run's empirical epsilon estimate (see audit.json).
+// AuditSummary is a run's empirical epsilon estimates (see audit.json).
 type AuditSummary struct {
-	ThreatModel string `json:"threat_model"`
-	Epsilon     Float  `json:"epsilon"`
-	Low         Float  `json:"epsilon_low"`
-	High        Float  `json:"epsilon_high"`
+	ThreatModel string        `json:"threat_model"` // the headline one (audit.observe)
+	FinalModel  AuditInterval `json:"final_model"`
+	EveryRound  AuditInterval `json:"every_round"`
+}
+
+// AuditInterval is an empirical epsilon with its confidence interval.
+type AuditInterval struct {
+	Epsilon Float `json:"epsilon"`
+	Low     Float `json:"epsilon_low"`
+	High    Float `json:"epsilon_high"`
 }
 
 // ReadSummary reads a summary.json.
@@ -324,7 +330,8 @@ func (t *Table) Get(i int, col string) string {
 var IndexFixedColumns = []string{"run_id", "dir", "status", "aggregator", "participation", "seed",
 	"epsilon", "delta", "accountant", "noise_multiplier", "sensitivity", "final_accuracy", "best_accuracy",
 	"final_test_loss", "rounds", "wall_seconds", "population_epsilon",
-	"audit_threat_model", "audit_epsilon", "audit_epsilon_low", "audit_epsilon_high"}
+	"audit_final_epsilon", "audit_final_low", "audit_final_high",
+	"audit_rounds_epsilon", "audit_rounds_low", "audit_rounds_high"}
 
 // Float is a float64 whose JSON form writes +Inf and -Inf as the strings
 // "inf" and "-inf" (JSON has no infinities), and NaN as null.
