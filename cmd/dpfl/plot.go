@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -13,6 +14,11 @@ import (
 
 const plotUsage = `Usage:
   dpfl plot [flags] RESULTS_DIR
+  dpfl plot RUN_DIR
+
+Given a run folder with an audit.json (a run with audit.canaries), draws the
+histograms of the inserted and held-out canaries' statistics for each threat
+model into RUN_DIR/audit_final-model.png and audit_every-round.png.
 
 Plots a grid's results (RESULTS_DIR/index.csv, written by dpfl grid): y
 against x with one series per -by value. Each point takes the hyperparameters
@@ -43,6 +49,19 @@ func cmdPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "dpfl plot: want exactly one RESULTS_DIR argument")
 		return exitUsage
 	}
+	if figures.HasAudit(dirs[0]) && !hasIndex(dirs[0]) {
+		if *out != "" {
+			fmt.Fprintln(stderr, "dpfl plot: -o is for a grid's folder; a run folder's audit histograms are written into it")
+			return exitUsage
+		}
+		paths, err := figures.WriteAudit(dirs[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "dpfl plot: %v\n", oneLine(err))
+			return exitFailure
+		}
+		fmt.Fprintln(stdout, strings.Join(paths, "\n"))
+		return exitOK
+	}
 	o := figures.Options{X: *x, Y: *y, By: *by}
 	if *out != "" {
 		switch strings.ToLower(filepath.Ext(*out)) {
@@ -69,4 +88,10 @@ func cmdPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, strings.Join(paths, "\n"))
 	return exitOK
+}
+
+// hasIndex reports whether dir holds a grid's index.csv.
+func hasIndex(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "index.csv"))
+	return err == nil
 }
