@@ -533,7 +533,7 @@ func (p *Plan) Summary() results.Summary {
 	return results.Summary{
 		Name: cfg.Name, Delta: cfg.Privacy.Delta,
 		NoiseMultiplier: p.Privacy.Sigma, Sensitivity: p.Privacy.Sensitivity, NoiseStd: p.Privacy.NoiseStd,
-		Participation: cfg.Participation.describe(p.Clients), SensitivityFor: p.SensitivityFor(),
+		Participation: p.describeParticipation(), SensitivityFor: p.SensitivityFor(),
 		MaxPerClient: p.Stats.MaxParticipations, MeanFill: p.Stats.MeanFill, MinSeparation: p.Stats.MinSeparation,
 	}
 }
@@ -564,6 +564,16 @@ func (p *Plan) RoundsLine() string {
 		fmt.Fprintf(&b, ", at least %d round(s) apart", st.MinSeparation)
 	}
 	return b.String()
+}
+
+// describeParticipation is describe for the plan's population, saying how
+// many of its clients are canaries.
+func (p *Plan) describeParticipation() string {
+	s := p.Config.Participation.describe(p.Clients)
+	if n := p.Config.Audit.Canaries; n > 0 {
+		s += fmt.Sprintf(" (%d of the clients are audit canaries)", n)
+	}
+	return s
 }
 
 // describe is a one-line account of the participation setting.

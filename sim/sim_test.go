@@ -83,3 +83,56 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("err %v after %d rounds", err, n)
 	}
 }
+
+// TestCanaryClients: clients claimed by Spec.Canary are not trained (they
+// have no data: their IDs are past the data's clients) and their updates are
+// aggregated as given: with no noise, one client-free round whose cohort is
+// all canaries releases exactly the mean of the canaries' clipped updates,
+// and the train loss counts only clients with data. Round.Update is the
+// released aggregate, and Summary.Init the initial model.
+func TestCanaryClients(t *testing.T) {
+	s := spec(2)
+	s.Aggregator = aggregators.NewDPFedAvg(1, 0, 3, rng.New(2))
+	s.Server = &aggregators.ServerSGD{LR: 1}
+	// Round 0: canaries 12, 13, 14 only; round 1: data clients 0, 1 and canary 12.
+	s.Schedule = &participation.Schedule{NumClients: 15, Cohort: 3, Rounds: [][]int{{12, 13, 14}, {0, 1, 12}}}
+	n := 0
+	canary := func(id int, delta []float32) bool {
+		if id < 12 {
+			return false
+		}
+		clear(delta)
+		delta[id-12] = 2 // clipped to norm 1
+		return true
+	}
+	s.Canary = canary
+	var updates [][]float32
+	var losses []float64
+	sum, err := Run(context.Background(), s, func(r Round) {
+		updates = append(updates, slices.Clone(r.Update))
+		losses = append(losses, r.TrainLoss)
+		n++
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Fatalf("%d rounds", n)
+	}
+	want := make([]float32, len(updates[0]))
+	for i := 0; i < 3; i++ {
+		want[i] = 1.0 / 3
+	}
+	if !slices.Equal(updates[0], want) {
+		t.Errorf("round 0 released %v..., want the canaries' mean %v...", updates[0][:4], want[:4])
+	}
+	if losses[0] != 0 || !(losses[1] > 0) {
+		t.Errorf("train losses %v: want 0 for the canary-only round and the data clients' mean after", losses)
+	}
+	// theta_2 = init - update_0 - update_1.
+	for i := range sum.Params {
+		if d := sum.Init[i] - updates[0][i] - updates[1][i] - sum.Params[i]; d > 1e-6 || d < -1e-6 {
+			t.Fatalf("parameter %d: init %v - updates != final %v", i, sum.Init[i], sum.Params[i])
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"dpfl/experiments"
+	"dpfl/results"
 )
 
 const runUsage = `Usage:
@@ -96,6 +97,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintln(stdout, "privacy: none (noise multiplier 0, ε = ∞)")
 	}
+	if a := s.Audit; a != nil {
+		iv := func(e results.AuditInterval) string {
+			return fmt.Sprintf("%s [%s, %s]", fmtAuditEps(e.Epsilon), fmtAuditEps(e.Low), fmtAuditEps(e.High))
+		}
+		fmt.Fprintf(stdout, "audit: empirical ε at δ = %g (95%% interval): every round %s, final model %s; headline %s (audit.json)\n",
+			s.Delta, iv(a.EveryRound), iv(a.FinalModel), a.ThreatModel)
+	}
 	fmt.Fprintf(stdout, "results: %s\n", res.Dir)
 	return exitOK
 }
@@ -161,4 +169,11 @@ func formatEps(e float64) string {
 		return "∞"
 	}
 	return fmt.Sprintf("%.3g", e)
+}
+
+func fmtAuditEps(f results.Float) string {
+	if math.IsInf(float64(f), 1) {
+		return "∞"
+	}
+	return fmt.Sprintf("%.3g", float64(f))
 }
