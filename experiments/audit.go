@@ -65,17 +65,6 @@ import (
 // is recorded too (epsilon_separate_variances). Both threat models are
 // estimated in every audited run; audit.observe picks the headline one.
 
-// AuditConfig asks for an empirical privacy estimate with canary clients.
-type AuditConfig struct {
-	// Canaries is the number of canary clients (0: no audit, the default):
-	// half inserted, half held out.
-	Canaries int `yaml:"canaries"`
-	// Observe is the release the adversary observes, which is the headline
-	// estimate's threat model: final (the final model only; the default) or
-	// rounds (every round's aggregate).
-	Observe string `yaml:"observe"`
-}
-
 // AuditObserves are the values of audit.observe.
 var AuditObserves = []string{"final", "rounds"}
 

@@ -170,3 +170,15 @@ type EvalConfig struct {
 	Every int `yaml:"every"` // evaluate every this many rounds (and after the last)
 	Batch int `yaml:"batch"` // rows per evaluation batch
 }
+
+// AuditConfig asks for an empirical privacy estimate with canary clients
+// (Andrew et al. 2024; see audit.go).
+type AuditConfig struct {
+	// Canaries is the number of canary clients (0: no audit, the default):
+	// half inserted, half held out.
+	Canaries int `yaml:"canaries"`
+	// Observe is the release the adversary observes, which is the headline
+	// estimate's threat model: final (the final model only; the default) or
+	// rounds (every round's aggregate).
+	Observe string `yaml:"observe"`
+}
