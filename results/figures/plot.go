@@ -323,6 +323,10 @@ func label(col string) string {
 		return "best test accuracy"
 	case "final_test_loss":
 		return "final test loss"
+	case "audit_rounds_epsilon":
+		return "empirical ε, every round observed (canaries)"
+	case "audit_final_epsilon":
+		return "empirical ε, final model observed (canaries)"
 	}
 	return col
 }
