@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"dpfl/datasets"
 	"dpfl/results"
 	"dpfl/sim"
 )
@@ -142,6 +143,13 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 	out := r.p.Summary()
 	out.RunID, out.Status, out.Rounds, out.Inputs = r.rd.id, status, sum.Rounds, r.rd.inputs
 	out.FinalAccuracy, out.BestAccuracy, out.FinalTestLoss = sum.FinalAcc, sum.BestAcc, sum.FinalLoss
+	if spec.Validation != nil {
+		v := sum.FinalValAcc
+		out.FinalValAccuracy = &v
+	}
+	if m, ok := datasets.MajorityAccuracy(spec.Data.Train, spec.Data.Test); ok {
+		out.MajorityAccuracy = &m
+	}
 	out.WallSeconds, out.Workers = r.prevWall+time.Since(r.start).Seconds(), spec.Workers
 	if spec.Resume != nil {
 		out.ResumedFrom = spec.Resume.Round

@@ -467,8 +467,17 @@ func (p *Plan) simSpec(opts Options) (sim.Spec, error) {
 	if err := server.Validate(); err != nil {
 		return sim.Spec{}, err
 	}
+	data, val := p.Data, (*datasets.Dataset)(nil)
+	if v := cfg.Eval.Validation; v > 0 {
+		d := *p.Data
+		if val, d.Test, err = datasets.SplitValidation(p.Data.Test, v, root.Stream("eval/validation")); err != nil {
+			return sim.Spec{}, fmt.Errorf("experiments: eval.validation: %w", err)
+		}
+		data = &d
+	}
 	return sim.Spec{
-		Data:       p.Data,
+		Data:       data,
+		Validation: val,
 		Model:      cfg.Model,
 		Client:     clients.Config{Epochs: cfg.Client.Epochs, BatchSize: cfg.Client.BatchSize, LR: cfg.Client.LR, MaxExamples: cfg.Client.MaxExamples},
 		Schedule:   p.Schedule,

@@ -165,26 +165,34 @@ func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) 
 
 // Summary is the content of summary.json.
 type Summary struct {
-	RunID           string   `json:"run_id"`
-	Name            string   `json:"name"`
-	Status          string   `json:"status"` // "complete" or "diverged"
-	Rounds          int      `json:"rounds"`
-	FinalAccuracy   float64  `json:"final_accuracy"`
-	BestAccuracy    float64  `json:"best_accuracy"`
-	FinalTestLoss   float64  `json:"final_test_loss"`
-	Epsilon         *float64 `json:"epsilon"` // null when not private (infinite)
-	Delta           float64  `json:"delta"`
-	EpsilonMethod   string   `json:"epsilon_method"`
-	NoiseMultiplier float64  `json:"noise_multiplier"`          // sigma, relative to sensitivity 1
-	Sensitivity     float64  `json:"sensitivity"`               // L2 sensitivity of the mechanism (clip = 1)
-	SensitivityFor  string   `json:"sensitivity_for,omitempty"` // what it is of (a sampled round, a strategy under a participation, k participations)
-	NoiseStd        float64  `json:"noise_std"`                 // per-coordinate std of the noise on the sum
-	Participation   string   `json:"participation"`
-	MaxPerClient    int      `json:"max_participations"` // most rounds any one client took part in
-	MeanFill        float64  `json:"mean_cohort_fill"`   // mean of cohort / target over rounds
-	MinSeparation   int      `json:"min_separation"`     // smallest gap between two participations of a client (0: none repeated)
-	WallSeconds     float64  `json:"wall_seconds"`
-	ResumedFrom     int      `json:"resumed_from_round,omitempty"` // the checkpoint round a resumed run continued from
+	RunID         string  `json:"run_id"`
+	Name          string  `json:"name"`
+	Status        string  `json:"status"` // "complete" or "diverged"
+	Rounds        int     `json:"rounds"`
+	FinalAccuracy float64 `json:"final_accuracy"`
+	BestAccuracy  float64 `json:"best_accuracy"`
+	FinalTestLoss float64 `json:"final_test_loss"`
+	// FinalValAccuracy is the accuracy on the validation share of the test
+	// set (eval.validation; absent without one): FinalAccuracy is then
+	// measured on the rest.
+	FinalValAccuracy *float64 `json:"final_val_accuracy,omitempty"`
+	// MajorityAccuracy is, for next-token text, the test accuracy of always
+	// predicting the most frequent in-vocabulary training target, scored
+	// like the model (targets other than padding, OOV and end of document).
+	MajorityAccuracy *float64 `json:"majority_accuracy,omitempty"`
+	Epsilon          *float64 `json:"epsilon"` // null when not private (infinite)
+	Delta            float64  `json:"delta"`
+	EpsilonMethod    string   `json:"epsilon_method"`
+	NoiseMultiplier  float64  `json:"noise_multiplier"`          // sigma, relative to sensitivity 1
+	Sensitivity      float64  `json:"sensitivity"`               // L2 sensitivity of the mechanism (clip = 1)
+	SensitivityFor   string   `json:"sensitivity_for,omitempty"` // what it is of (a sampled round, a strategy under a participation, k participations)
+	NoiseStd         float64  `json:"noise_std"`                 // per-coordinate std of the noise on the sum
+	Participation    string   `json:"participation"`
+	MaxPerClient     int      `json:"max_participations"` // most rounds any one client took part in
+	MeanFill         float64  `json:"mean_cohort_fill"`   // mean of cohort / target over rounds
+	MinSeparation    int      `json:"min_separation"`     // smallest gap between two participations of a client (0: none repeated)
+	WallSeconds      float64  `json:"wall_seconds"`
+	ResumedFrom      int      `json:"resumed_from_round,omitempty"` // the checkpoint round a resumed run continued from
 	// Population scaling (privacy.population_scale): the simulated larger
 	// population's scale, epsilon and noise multiplier. Epsilon above is
 	// always that of this run's own clients.
@@ -308,4 +316,4 @@ func (t *Table) Get(i int, col string) string {
 // larger population under privacy.population_scale (empty otherwise).
 var IndexFixedColumns = []string{"run_id", "dir", "status", "aggregator", "participation", "seed",
 	"epsilon", "delta", "accountant", "noise_multiplier", "sensitivity", "final_accuracy", "best_accuracy",
-	"final_test_loss", "rounds", "wall_seconds", "population_epsilon"}
+	"final_test_loss", "rounds", "wall_seconds", "population_epsilon", "final_val_accuracy", "majority_accuracy"}
