@@ -53,6 +53,11 @@
 // A [Guarantee] always carries its method, delta and (for RDP) the order used;
 // its String method prints all three.
 //
+// A [Report] is the privacy account of one mechanism as the outputs show
+// it (dpfl account, summary.json, dpfl mechanism, grid -dry-run): one type
+// whose JSON shapes are [Form] values, each a list of keys in order naming
+// the field it shows.
+//
 // # Calibration and budgets
 //
 // [Calibrate] finds the smallest noise multiplier whose event meets a target
