@@ -64,9 +64,8 @@
 // (epsilon, delta) through an event factory (as in dp_accounting's
 // mechanism_calibration.py), keeping a bracket and shrinking it by regula
 // falsi; the PLD accountant first calibrates a coarse pilot of itself, so
-// that 2,000 sampled steps calibrate in a few tenths of a second. [Ledger] is a zCDP budget that is
-// spent round by round (the adaptive-budget gradient descent of LK18 needs it)
-// and refuses overspending.
+// that 2,000 sampled steps calibrate in a few tenths of a second.
+// [ZCDPBudget] is the largest zCDP rho that a target (epsilon, delta) allows.
 //
 // # Which accountant reproduces which published number
 //
