@@ -104,7 +104,7 @@ func TestPrivateMNISTEpsilon(t *testing.T) {
 	if s.Epsilon == nil || s.EpsilonMethod != "zcdp" {
 		t.Fatalf("epsilon %v method %q", s.Epsilon, s.EpsilonMethod)
 	}
-	k := float64(s.MaxPerClient)
+	k := float64(s.MaxParticipations)
 	z := s.NoiseStd / 1.0 // clip = 1
 	rho := k / (2 * z * z)
 	want := rho + 2*math.Sqrt(rho*math.Log(1/s.Delta))
