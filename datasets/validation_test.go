@@ -67,3 +67,45 @@ func TestMajorityAccuracy(t *testing.T) {
 		t.Fatal("images have no majority word accuracy")
 	}
 }
+
+// TestPerClient: iid with per_client gives every client exactly that many
+// distinct examples of the pool, a different subset for another stream;
+// asking for more than the pool is an error.
+func TestPerClient(t *testing.T) {
+	n := 1000
+	train := &Dataset{X: make([]float32, n), Y: make([]int32, n), Dim: 1, Classes: 10}
+	test := &Dataset{X: make([]float32, 10), Y: make([]int32, 10), Dim: 1, Classes: 10}
+	f, err := NewFederated("m", train, test, PartitionSpec{Kind: IID, Clients: 120, PerClient: 1}, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, c := range f.Clients {
+		if len(c) != 1 {
+			t.Fatalf("a client of %d examples", len(c))
+		}
+		for _, i := range c {
+			if seen[i] || i < 0 || i >= n {
+				t.Fatalf("example %d repeated or out of the pool", i)
+			}
+			seen[i] = true
+		}
+	}
+	if slices.Max(slices.Collect(func(yield func(int) bool) {
+		for i := range seen {
+			if !yield(i) {
+				return
+			}
+		}
+	})) < 500 {
+		t.Error("the 120 examples all come from the start of the pool")
+	}
+	// Negative control: without per_client the whole pool is dealt.
+	g, _ := NewFederated("m", train, test, PartitionSpec{Kind: IID, Clients: 120}, rand.New(rand.NewPCG(3, 4)))
+	if total := len(slices.Concat(g.Clients...)); total != n {
+		t.Fatalf("without per_client %d examples dealt, want %d", total, n)
+	}
+	if _, err := NewFederated("m", train, test, PartitionSpec{Kind: IID, Clients: 501, PerClient: 2}, rand.New(rand.NewPCG(3, 4))); err == nil {
+		t.Fatal("1002 examples from a pool of 1000 accepted")
+	}
+}
