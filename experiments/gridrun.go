@@ -229,6 +229,12 @@ func WriteIndex(path string, g *Grid, out string) error {
 			if s.PopulationEpsilon != nil {
 				row["population_epsilon"] = fmtFloat(*s.PopulationEpsilon)
 			}
+			if s.FinalValAccuracy != nil {
+				row["final_val_accuracy"] = fmtFloat(*s.FinalValAccuracy)
+			}
+			if s.MajorityAccuracy != nil {
+				row["majority_accuracy"] = fmtFloat(*s.MajorityAccuracy)
+			}
 			if a := s.Audit; a != nil {
 				for name, e := range map[string]results.AuditInterval{"final": a.FinalModel, "rounds": a.EveryRound} {
 					row["audit_"+name+"_epsilon"] = fmtFloat(float64(e.Epsilon))
