@@ -99,6 +99,7 @@ func (c *Config) validateAudit(add addFunc, oneOf oneOfFunc, src *Source) {
 	switch {
 	case a.Canaries < 0:
 		add("audit.canaries", "%d must not be negative (0: no audit)", a.Canaries)
+		return
 	case a.Canaries == 0:
 		if a.Observe != "" {
 			add("audit.observe", "has no effect without canaries (set audit.canaries)")
@@ -115,7 +116,7 @@ func (c *Config) validateAudit(add addFunc, oneOf oneOfFunc, src *Source) {
 	}
 }
 
-// inserted returns the canaries (indices 0..n-1) whose updates are
+// auditInserted returns the canaries (indices 0..n-1) whose updates are
 // inserted: a seeded half, ⌊n/2⌋ of them.
 func auditInserted(n int, root rng.Root) []bool {
 	perm := root.Stream("audit-held-out").Perm(n)
