@@ -10,16 +10,17 @@
 // from the stream ("noise", t), so noise j is the same whatever happened
 // before and a run can resume mid-way.
 //
-// The server optimizer (SGD with optional heavy-ball momentum and a
-// learning-rate schedule of the round) consumes the privatized update; it is
-// post-processing and does not affect privacy. DP-FTRLM (K21 §4.1, momentum
+// The server optimizer (a ServerOptimizer: ServerSGD, SGD with optional
+// heavy-ball momentum, or ServerAdaptive, Reddi et al.'s FedAdam, FedYogi
+// and FedAdagrad; both with a learning-rate schedule of the round) consumes
+// the privatized update; it is post-processing and does not affect privacy. DP-FTRLM (K21 §4.1, momentum
 // on the tree's noisy prefix sums) is exactly the tree's Correlated
 // aggregator followed by ServerSGD with that momentum and LR = 1/λ
 // (TestDPFTRLMIsServerMomentum).
 //
 // Every NoiseSource can Seek to a round: after Seek(t) it streams rounds
 // t, t+1, … bit-identically to an uninterrupted run, so a run resumes from a
-// checkpoint (with ServerSGD.SetMomentumState for the optimizer).
+// checkpoint (with ServerOptimizer.SetState for the optimizer).
 //
 // A Mechanism is one aggregation mechanism as a value (strategy, the
 // participation schema its sensitivity is computed for, sampling,

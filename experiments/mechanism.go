@@ -93,6 +93,23 @@ func (p *Plan) checkNoiseMemory(d int) error {
 	return nil
 }
 
+// serverOptimizer builds the configured server optimizer.
+func (c *Config) serverOptimizer() aggregators.ServerOptimizer {
+	sv := c.Server
+	rule, ok := map[string]aggregators.AdaptiveRule{"adam": aggregators.Adam, "yogi": aggregators.Yogi, "adagrad": aggregators.Adagrad}[sv.Optimizer]
+	if !ok {
+		return &aggregators.ServerSGD{LR: sv.LR, Momentum: sv.Momentum, Schedule: c.lrSchedule()}
+	}
+	a := &aggregators.ServerAdaptive{Rule: rule, LR: sv.LR, Tau: sv.Tau, Schedule: c.lrSchedule()}
+	if sv.Beta1 != nil {
+		a.Beta1 = *sv.Beta1
+	}
+	if sv.Beta2 != nil {
+		a.Beta2 = *sv.Beta2
+	}
+	return a
+}
+
 // lrSchedule is the server's learning-rate schedule.
 func (c *Config) lrSchedule() aggregators.LRSchedule {
 	sv := c.Server

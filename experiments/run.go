@@ -463,7 +463,7 @@ func (p *Plan) simSpec(opts Options) (sim.Spec, error) {
 	if err != nil {
 		return sim.Spec{}, err
 	}
-	server := &aggregators.ServerSGD{LR: cfg.Server.LR, Momentum: cfg.Server.Momentum, Schedule: cfg.lrSchedule()}
+	server := cfg.serverOptimizer()
 	if err := server.Validate(); err != nil {
 		return sim.Spec{}, err
 	}

@@ -16,7 +16,7 @@ import (
 // Known values of the configuration's kind fields.
 var (
 	Availabilities = []string{"always", "diurnal", "trace"}
-	Optimizers     = []string{"sgd"}
+	Optimizers     = []string{"sgd", "adam", "yogi", "adagrad"}
 	LRSchedules    = []string{"constant", "linear", "cosine"}
 )
 
@@ -67,6 +67,19 @@ func (c *Config) Normalize() {
 	sv := &c.Server
 	if sv.LRSchedule == "" {
 		sv.LRSchedule = "constant"
+	}
+	if sv.adaptive() {
+		if sv.Beta1 == nil {
+			b := 0.9
+			sv.Beta1 = &b
+		}
+		if sv.Beta2 == nil && sv.Optimizer != "adagrad" {
+			b := 0.99
+			sv.Beta2 = &b
+		}
+		if sv.Tau == 0 {
+			sv.Tau = 1e-3
+		}
 	}
 	if sv.CooldownRounds > 0 && sv.FinalLRFraction == nil {
 		f := 0.05
@@ -171,6 +184,7 @@ func (l Limits) Validate(c *Config, src *Source) error {
 	if c.Server.Momentum < 0 || c.Server.Momentum >= 1 {
 		add("server.momentum", "%v must be in [0, 1)", c.Server.Momentum)
 	}
+	c.validateAdaptive(add)
 	c.validateSchedule(add, oneOf)
 	positiveInt("eval.every", c.Eval.Every)
 	positiveInt("eval.batch", c.Eval.Batch)
@@ -335,4 +349,46 @@ func commaOr(xs []string) string {
 		return strings.Join(xs, "")
 	}
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// adaptive reports whether the server optimizer is one of Reddi et al.'s
+// adaptive ones.
+func (sv *ServerConfig) adaptive() bool {
+	return sv.Optimizer == "adam" || sv.Optimizer == "yogi" || sv.Optimizer == "adagrad"
+}
+
+// validateAdaptive checks the keys of the adaptive server optimizers, and
+// that no other optimizer is given them.
+func (c *Config) validateAdaptive(add addFunc) {
+	sv := &c.Server
+	if !sv.adaptive() {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"beta1", sv.Beta1 != nil}, {"beta2", sv.Beta2 != nil}, {"tau", sv.Tau != 0}} {
+			if k.set {
+				add("server."+k.key, "only server.optimizer adam, yogi and adagrad use it")
+			}
+		}
+		return
+	}
+	if sv.Momentum != 0 {
+		add("server.momentum", "%s has no heavy-ball momentum: its momentum is server.beta1", sv.Optimizer)
+	}
+	if b := sv.Beta1; b != nil && !(*b >= 0 && *b < 1) {
+		add("server.beta1", "%v must be in [0, 1)", *b)
+	}
+	if b := sv.Beta2; b != nil {
+		if sv.Optimizer == "adagrad" {
+			add("server.beta2", "adagrad sums the squared updates: it has no beta2")
+		} else if !(*b >= 0 && *b < 1) {
+			add("server.beta2", "%v must be in [0, 1)", *b)
+		}
+	}
+	if !(sv.Tau > 0) || math.IsInf(sv.Tau, 0) {
+		add("server.tau", "%v must be a positive finite number", sv.Tau)
+	}
+	if c.Aggregator.Workload == "server" {
+		add("aggregator.workload", "server optimizes the factorization for SGD with momentum, whose trajectory is linear in the updates; %s is not (use workload prefix)", sv.Optimizer)
+	}
 }

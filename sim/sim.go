@@ -37,7 +37,7 @@ type Spec struct {
 	Client     clients.Config
 	Schedule   *participation.Schedule // planned and audited by the caller
 	Aggregator aggregators.Aggregator
-	Server     *aggregators.ServerSGD
+	Server     aggregators.ServerOptimizer
 	EvalEvery  int // evaluate after every EvalEvery rounds and after the last
 	EvalBatch  int // rows per evaluation batch (default 500)
 	Workers    int // goroutines training clients (default 1)
@@ -61,7 +61,7 @@ type Spec struct {
 type State struct {
 	Round     int       // rounds completed
 	Params    []float32 // global model
-	Momentum  []float64 // server momentum buffer (nil: none)
+	Momentum  []float64 // server optimizer state (aggregators.ServerOptimizer.State; nil: none)
 	FinalLoss float64   // last evaluation so far
 	FinalAcc  float64
 	BestAcc   float64
@@ -190,9 +190,6 @@ func (r *runner) resume() error {
 	if st.Round < 0 || st.Round > len(s.Schedule.Rounds) {
 		return fmt.Errorf("sim: checkpoint after round %d of a %d-round schedule", st.Round, len(s.Schedule.Rounds))
 	}
-	if st.Momentum != nil && len(st.Momentum) != len(r.theta) {
-		return fmt.Errorf("sim: checkpoint has a momentum buffer of %d values for %d parameters", len(st.Momentum), len(r.theta))
-	}
 	sk, ok := s.Aggregator.(Seeker)
 	if !ok {
 		return fmt.Errorf("sim: aggregator %T cannot resume mid-run", s.Aggregator)
@@ -200,8 +197,10 @@ func (r *runner) resume() error {
 	if err := sk.Seek(st.Round); err != nil {
 		return err
 	}
+	if err := s.Server.SetState(st.Momentum, len(r.theta)); err != nil {
+		return fmt.Errorf("sim: checkpoint: %w", err)
+	}
 	copy(r.theta, st.Params)
-	s.Server.SetMomentumState(st.Momentum)
 	r.saved = st.Round
 	r.sum.Rounds, r.sum.FinalLoss, r.sum.FinalAcc, r.sum.BestAcc = st.Round, st.FinalLoss, st.FinalAcc, st.BestAcc
 	return nil
@@ -213,7 +212,7 @@ func (r *runner) checkpoint() error {
 		return nil
 	}
 	st := State{Round: r.sum.Rounds, Params: r.theta, FinalLoss: r.sum.FinalLoss, FinalAcc: r.sum.FinalAcc, BestAcc: r.sum.BestAcc}
-	st.Momentum = r.s.Server.MomentumState()
+	st.Momentum = r.s.Server.State()
 	r.saved = r.sum.Rounds
 	return r.s.Checkpoint(st)
 }
