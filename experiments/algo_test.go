@@ -6,10 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"dpfl/aggregators"
+	"dpfl/results"
 )
 
 // TestExampleRunIDsStable: the example configurations that use none of
@@ -118,5 +120,58 @@ func TestAdamResumeBitIdentical(t *testing.T) {
 	got, _ := os.ReadFile(filepath.Join(res.Dir, "metrics.csv"))
 	if res.Summary.ResumedFrom != 7 || !bytes.Equal(got, want) {
 		t.Fatalf("resumed from %d; metrics\n%s\nwant\n%s", res.Summary.ResumedFrom, got, want)
+	}
+}
+
+// TestModelFileRoundTrip: a completed run writes model.safetensors whose
+// tensors are the model's, by name and shape; evaluating the file scores
+// exactly the run's final accuracy and loss (the same parameters, bit for
+// bit, through the same evaluation); decoding and re-encoding it gives the
+// same bytes; a model of another kind is refused naming the tensor, and a
+// perturbed parameter (negative control) changes the loss.
+func TestModelFileRoundTrip(t *testing.T) {
+	yml := strings.Replace(mnistRun("  noise_multiplier: 0\n"), "rounds: 20", "rounds: 5", 1)
+	res, dir := runConfig(t, yml, 2)
+	path := filepath.Join(dir, results.ModelFile)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, meta, err := results.DecodeSafetensors(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 || ts[0].Name != "W0" || !slices.Equal(ts[0].Shape, []int{784, 10}) || ts[1].Name != "b0" || meta["run_id"] != res.Summary.RunID {
+		t.Fatalf("tensors %v %v, metadata %v", ts[0].Shape, ts[1].Shape, meta)
+	}
+	again, _ := results.EncodeSafetensors(ts, meta)
+	if !bytes.Equal(again, raw) {
+		t.Fatal("re-encoding the decoded model changed its bytes")
+	}
+	ev, err := EvaluateRun(context.Background(), dir, nil, Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Accuracy != res.Summary.FinalAccuracy || ev.Loss != res.Summary.FinalTestLoss || ev.Examples != 10000 {
+		t.Fatalf("evaluated %v / %v on %d, the run recorded %v / %v", ev.Accuracy, ev.Loss, ev.Examples, res.Summary.FinalAccuracy, res.Summary.FinalTestLoss)
+	}
+	// Another model's configuration does not fit the file.
+	cfg := *ev.Config
+	cfg.Model.Kind, cfg.Model.Hidden = "mlp", []int{8}
+	if _, err := unpackModel(&cfg, 784, 10, ts); err == nil || !strings.Contains(err.Error(), "tensors, model mlp has") {
+		t.Fatalf("mlp config accepted the logreg file: %v", err)
+	}
+	// Negative control: one weight changed, the loss changes.
+	ts[1].Data[0] += 1
+	b, _ := results.EncodeSafetensors(ts, meta)
+	if err := results.WriteFileAtomic(path, b); err != nil {
+		t.Fatal(err)
+	}
+	ev2, err := EvaluateRun(context.Background(), dir, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev2.Loss == ev.Loss {
+		t.Fatal("a perturbed model evaluates the same")
 	}
 }

@@ -159,6 +159,13 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 	} else {
 		out.EpsilonMethod = "none (no noise)"
 	}
+	if status == "complete" {
+		// The model file comes before summary.json, which marks the run
+		// complete: a complete run always has its model.
+		if err := r.p.writeModel(filepath.Join(dir, results.ModelFile), r.rd.id, sum); err != nil {
+			return nil, err
+		}
+	}
 	if err := results.WriteJSON(filepath.Join(dir, "summary.json"), out); err != nil {
 		return nil, err
 	}

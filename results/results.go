@@ -9,6 +9,8 @@
 //	metrics.csv   round, train_loss, test_loss, test_accuracy,
 //	              epsilon[accountant;delta=D] (or ...;whole_run]), ...
 //	summary.json  final and best accuracy, epsilon, delta, sigma, wall time
+//	model.safetensors  the final global model of a completed run
+//	              (safetensors: float32 tensors named by layer)
 //	participation.json  the realized schedule: participations histogram,
 //	              smallest separation, and per round the cohort fill,
 //	              eligible clients, waits and simulated UTC hour

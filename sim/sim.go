@@ -445,3 +445,24 @@ func evaluate(ctx context.Context, evals []models.Model, theta []float32, test *
 	}
 	return total.LossSum / float64(total.Count), float64(total.Correct) / float64(total.Count), nil
 }
+
+// Evaluate returns the mean loss and accuracy of the parameters theta of a
+// model of spec (built for inputs of dim and classes) on the test set, in
+// batches of evalBatch rows (default 500) on workers evaluators (default 1):
+// the computation Run does after its rounds, so a run's saved final model
+// scores its final accuracy bit for bit.
+func Evaluate(ctx context.Context, spec models.Spec, dim, classes int, theta []float32, test *datasets.Dataset, evalBatch, workers int) (loss, acc float64, err error) {
+	if evalBatch <= 0 {
+		evalBatch = 500
+	}
+	evals := make([]models.Model, max(1, workers))
+	for w := range evals {
+		if evals[w], err = spec.Build(dim, classes, evalBatch); err != nil {
+			return 0, 0, err
+		}
+	}
+	if n := evals[0].NumParams(); n != len(theta) {
+		return 0, 0, fmt.Errorf("sim: %d parameters for a model of %d", len(theta), n)
+	}
+	return evaluate(ctx, evals, theta, test, evalBatch)
+}
