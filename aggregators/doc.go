@@ -29,6 +29,38 @@
 // strategy.Identity, planned and accounted on the same path as the
 // correlated-noise strategies.
 //
+// Adaptive clipping (AdaptiveClip, Andrew et al. 2021) makes the clip norm
+// follow a target quantile of the update norms, estimated every round from
+// a noisy count of unclipped clients; the count is a second release about
+// the same clients, so it is part of the mechanism's privacy event
+// (Mechanism.WithClipCount, EventThrough). What is proved, and used:
+//   - DP-FedAvg, fixed cohort: each participation releases the update
+//     (sensitivity C_t, noise σ·C_t·sens) and the centered count
+//     (sensitivity ½ under zero-out adjacency, noise σ_b): together a
+//     Gaussian mechanism with 1/z² = 1/σ² + 1/(2σ_b)² (Andrew et al.
+//     Thm 1), composed over a client's participations.
+//   - DP-FedAvg, Poisson sampling: each chance is that pair on a Poisson
+//     sample, one sampled Gaussian with the same z (Andrew et al. §3).
+//   - Correlated noise (tree, optimal-mf, bandmf, nu-ftrl) without
+//     sampling: scale round t's update by 1/C_t (C_t depends only on
+//     earlier noisy counts, so it is public); the normalized updates and
+//     the counts scaled to the update's noise are the input of ONE Gaussian
+//     matrix mechanism with the block-diagonal strategy diag(C, I), whose
+//     sensitivity² is at most sens(C)² + K·(σ·sens/(2σ_b))² for a client
+//     with at most K participations. Its privacy holds for adaptively
+//     chosen inputs (D22 Thm 2.1, any C with Gaussian noise), which covers
+//     the clip norm and the model depending on earlier releases. The event
+//     is μ-GDP with μ² = 1/σ² + K/(4σ_b²): an upper bound (tight when the
+//     pattern that maximizes sens(C) has K participations).
+//
+// What is not proved, and refused: correlated noise under kb-poisson
+// sampling (BandMF's amplification, BMF23 §5, is derived for the update
+// alone; extending it to the pair with the count's identity strategy is
+// plausible but not done here), and population scaling (the count's noise
+// is not scaled to the simulated population). The count's noise must be
+// positive in a private run; when the count alone would spend the target ε
+// the run is refused naming aggregator.clip_count_stddev.
+//
 // Package aggregators imports sim/rng, aggregators/strategy, privacy (the
 // mechanism's events) and participation (the schema value and realized
 // schedule); it never imports training code.

@@ -35,8 +35,39 @@ func (p *Plan) buildMechanism(ctx context.Context, declared participation.Schema
 	if err != nil {
 		return fmt.Errorf("experiments: %w", err)
 	}
+	if ag := p.Config.Aggregator; ag.Adaptive() {
+		// Adaptive clipping's count is released every round: its noise is
+		// part of the mechanism's privacy event (without noise on the
+		// update, nothing is private and the count's noise is kept for the
+		// same clip trajectory's sake).
+		std := ag.ClipCountStddev
+		if std == 0 {
+			std = m.Denominator / 20
+		}
+		p.Privacy.ClipCountStd = std
+		if p.Config.Private() {
+			if m, err = m.WithClipCount(std); err != nil {
+				return fmt.Errorf("experiments: aggregator.clip_quantile: %w", err)
+			}
+		}
+	}
 	p.Mechanism = m
 	return nil
+}
+
+// adaptiveClip wraps the mechanism's aggregator in adaptive clipping when
+// the configuration asks for it.
+func (p *Plan) adaptiveClip(inner *aggregators.Correlated, root rng.Root) (aggregators.Aggregator, error) {
+	ag := p.Config.Aggregator
+	if !ag.Adaptive() {
+		return inner, nil
+	}
+	a, err := aggregators.NewAdaptiveClip(inner, ag.Clip, p.Mechanism.NoiseStd(1, p.Privacy.Sigma), ag.ClipQuantile, ag.ClipLR,
+		p.Privacy.ClipCountStd, p.Mechanism.Denominator, root)
+	if err != nil {
+		return nil, fmt.Errorf("experiments: aggregator.clip_quantile: %w", err)
+	}
+	return a, nil
 }
 
 // buildStrategy optimizes (or loads from the cache) the aggregator's strategy

@@ -53,6 +53,9 @@ func (p *Plan) newRecorder(rd *runDir, opts Options, spec *sim.Spec) (*recorder,
 	}
 	r.metrics.SetEpsilonColumn(results.EpsilonColumn(epsMethod, cfg.Privacy.Delta, acc.WholeRun))
 	r.epsLabel = results.EpsilonLabel(epsMethod, cfg.Privacy.Delta, acc.WholeRun)
+	if cfg.Aggregator.Adaptive() {
+		r.metrics.SetClipNormColumn()
+	}
 	r.resume()
 	if r.resumed == nil {
 		r.metrics.Keep(nil)
@@ -98,14 +101,14 @@ func (r *recorder) resume() {
 		return
 	}
 	r.metrics.Keep(keep)
-	r.resumed = &sim.State{Round: ck.Round, Params: ck.Params, Momentum: ck.Momentum, FinalLoss: ck.FinalLoss, FinalAcc: ck.FinalAcc, BestAcc: ck.BestAcc}
+	r.resumed = &sim.State{Round: ck.Round, Params: ck.Params, Momentum: ck.Momentum, AggState: ck.Aggregator, FinalLoss: ck.FinalLoss, FinalAcc: ck.FinalAcc, BestAcc: ck.BestAcc}
 	r.prevWall = ck.WallSeconds
 	logf(r.opts.Log, "%s: resuming after round %d of %d", dir, ck.Round, cfg.Rounds)
 }
 
 // checkpoint saves the simulation's state (sim.Spec.Checkpoint).
 func (r *recorder) checkpoint(st sim.State) error {
-	return results.WriteCheckpoint(r.ckpt, &results.Checkpoint{RunID: r.rd.id, Round: st.Round, Params: st.Params, Momentum: st.Momentum,
+	return results.WriteCheckpoint(r.ckpt, &results.Checkpoint{RunID: r.rd.id, Round: st.Round, Params: st.Params, Momentum: st.Momentum, Aggregator: st.AggState,
 		FinalLoss: st.FinalLoss, FinalAcc: st.FinalAcc, BestAcc: st.BestAcc, WallSeconds: r.prevWall + time.Since(r.start).Seconds()})
 }
 
@@ -123,7 +126,7 @@ func (r *recorder) round(rd sim.Round) {
 			r.err = err
 		}
 		r.metrics.Add(results.MetricsRow{Round: rd.Round, TrainLoss: rd.TrainLoss, TestLoss: rd.TestLoss, TestAccuracy: rd.TestAcc,
-			Epsilon: eps, Cohort: rd.Cohort, ClipFraction: rd.Report.ClipFraction(), NoiseNorm: rd.Report.NoiseNorm})
+			Epsilon: eps, Cohort: rd.Cohort, ClipFraction: rd.Report.ClipFraction(), NoiseNorm: rd.Report.NoiseNorm, ClipNorm: rd.Report.ClipNorm})
 		if err := r.metrics.Flush(); err != nil && r.err == nil {
 			r.err = err
 		}

@@ -165,8 +165,12 @@ type Accounting struct {
 	PopulationScale float64
 	PopulationSigma float64
 	Population      privacy.Guarantee
-	mech            *aggregators.Mechanism
-	newAcct         func() privacy.Accountant
+	// ClipCountStd is adaptive clipping's noise std on the count of
+	// unclipped clients (aggregator.clip_count_stddev, or its default);
+	// 0 without adaptive clipping.
+	ClipCountStd float64
+	mech         *aggregators.Mechanism
+	newAcct      func() privacy.Accountant
 }
 
 // EpsilonThrough returns the epsilon spent through round t (0-based).
@@ -344,6 +348,13 @@ func (p *Plan) calibrate() error {
 			return err
 		}
 	} else {
+		if m.ClipCount != nil {
+			// The count is released whatever the update's noise: if it
+			// alone spends the target, no update noise can meet it.
+			if g, err := final(1e9); err == nil && g.Epsilon >= *cfg.Privacy.Epsilon {
+				return fmt.Errorf("experiments: aggregator.clip_count_stddev: the clip count's noise (std %g) alone spends ε = %.4g of the target %g; raise it", a.ClipCountStd, g.Epsilon, *cfg.Privacy.Epsilon)
+			}
+		}
 		const relTol = 1e-6
 		a.Sigma, a.Final, err = privacy.Calibrate(*cfg.Privacy.Epsilon, cfg.Privacy.Delta, m.Event, a.newAcct, relTol)
 		if err != nil {
@@ -467,12 +478,16 @@ func (p *Plan) simSpec(opts Options) (sim.Spec, error) {
 	if err := server.Validate(); err != nil {
 		return sim.Spec{}, err
 	}
+	agg, err := p.adaptiveClip(p.Mechanism.Aggregator(cfg.Aggregator.Clip, p.Privacy.Sigma, src), root)
+	if err != nil {
+		return sim.Spec{}, err
+	}
 	return sim.Spec{
 		Data:       p.Data,
 		Model:      cfg.Model,
 		Client:     clients.Config{Epochs: cfg.Client.Epochs, BatchSize: cfg.Client.BatchSize, LR: cfg.Client.LR, MaxExamples: cfg.Client.MaxExamples},
 		Schedule:   p.Schedule,
-		Aggregator: p.Mechanism.Aggregator(cfg.Aggregator.Clip, p.Privacy.Sigma, src),
+		Aggregator: agg,
 		Server:     server,
 		EvalEvery:  cfg.Eval.Every,
 		EvalBatch:  cfg.Eval.Batch,
@@ -516,6 +531,7 @@ func (p *Plan) Summary() results.Summary {
 		NoiseMultiplier: p.Privacy.Sigma, Sensitivity: p.Privacy.Sensitivity, NoiseStd: p.Privacy.NoiseStd,
 		Participation: cfg.Participation.describe(p.Clients), SensitivityFor: p.SensitivityFor(),
 		MaxPerClient: p.Stats.MaxParticipations, MeanFill: p.Stats.MeanFill, MinSeparation: p.Stats.MinSeparation,
+		ClipCountStddev: p.Privacy.ClipCountStd,
 	}
 }
 

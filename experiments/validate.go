@@ -174,6 +174,8 @@ func (l Limits) Validate(c *Config, src *Source) error {
 			add("privacy.population_scale", "has no effect without noise (set privacy.epsilon)")
 		case c.Participation.Kind.Sampled():
 			add("privacy.population_scale", "cannot scale %s sampling: its amplification depends on the population (remove population_scale)", c.Participation.Kind)
+		case c.Aggregator.Adaptive():
+			add("privacy.population_scale", "not with adaptive clipping (aggregator.clip_quantile): the clip count's noise is not scaled to the larger population, so the pair's guarantee would not be the one reported")
 		}
 	}
 	if c.Participation.Kind.Sampled() && (c.Privacy.Accountant == "exact" || strings.HasPrefix(c.Privacy.Accountant, "zcdp")) {

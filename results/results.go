@@ -120,14 +120,23 @@ type MetricsRow struct {
 	Cohort       int
 	ClipFraction float64
 	NoiseNorm    float64
+	ClipNorm     float64 // adaptive clipping: the round's clip norm (the clip_norm column, written only when SetClipNormColumn)
 }
+
+// ClipNormColumn is the header of the column metrics.csv has after
+// MetricsHeader's when the run clips adaptively: the round's clip norm.
+const ClipNormColumn = "clip_norm"
 
 // Metrics accumulates rows and rewrites metrics.csv atomically on Flush.
 type Metrics struct {
 	path   string
 	epsCol string // header of the epsilon column ("" = "epsilon")
+	clip   bool   // write the clip_norm column
 	rows   []MetricsRow
 }
+
+// SetClipNormColumn adds the clip_norm column (adaptive clipping).
+func (m *Metrics) SetClipNormColumn() { m.clip = true }
 
 // SetEpsilonColumn sets the header of the epsilon column (EpsilonColumn).
 func (m *Metrics) SetEpsilonColumn(name string) { m.epsCol = name }
@@ -153,11 +162,19 @@ func (m *Metrics) Flush() error {
 			strconv.Itoa(r.Round), formatFloat(r.TrainLoss), formatFloat(r.TestLoss), formatFloat(r.TestAccuracy),
 			formatFloat(r.Epsilon), strconv.Itoa(r.Cohort), formatFloat(r.ClipFraction), formatFloat(r.NoiseNorm),
 		}
+		if m.clip {
+			rows[i] = append(rows[i], formatFloat(r.ClipNorm))
+		}
 	}
 	header := MetricsHeader
-	if m.epsCol != "" {
+	if m.epsCol != "" || m.clip {
 		header = append([]string{}, MetricsHeader...)
-		header[4] = m.epsCol
+		if m.epsCol != "" {
+			header[4] = m.epsCol
+		}
+		if m.clip {
+			header = append(header, ClipNormColumn)
+		}
 	}
 	return WriteCSV(m.path, header, rows)
 }
@@ -194,6 +211,10 @@ type Summary struct {
 	PopulationEpsilon         *float64 `json:"population_epsilon,omitempty"`
 	PopulationNoiseMultiplier float64  `json:"population_noise_multiplier,omitempty"`
 	Workers                   int      `json:"workers"`
+	// ClipCountStddev is adaptive clipping's noise std on the count of
+	// unclipped clients (absent without adaptive clipping); the count is
+	// part of the privacy event epsilon accounts.
+	ClipCountStddev float64 `json:"clip_count_stddev,omitempty"`
 	// Inputs are the fingerprints of the input files the run read (trace,
 	// corpus, data files), keyed by the configuration key naming them.
 	Inputs map[string]string `json:"inputs,omitempty"`
@@ -238,6 +259,12 @@ func ReadMetrics(path string) ([]MetricsRow, error) {
 		r.Cohort, errs[5] = strconv.Atoi(rec[5])
 		r.ClipFraction, errs[6] = strconv.ParseFloat(rec[6], 64)
 		r.NoiseNorm, errs[7] = strconv.ParseFloat(rec[7], 64)
+		if len(recs[0]) > len(MetricsHeader) && recs[0][len(MetricsHeader)] == ClipNormColumn && len(rec) > len(MetricsHeader) {
+			var e error
+			if r.ClipNorm, e = strconv.ParseFloat(rec[len(MetricsHeader)], 64); e != nil {
+				return nil, fmt.Errorf("results: %s line %d: %w", path, i+2, e)
+			}
+		}
 		for _, e := range errs {
 			if e != nil {
 				return nil, fmt.Errorf("results: %s line %d: %w", path, i+2, e)

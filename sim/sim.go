@@ -62,6 +62,7 @@ type State struct {
 	Round     int       // rounds completed
 	Params    []float32 // global model
 	Momentum  []float64 // server optimizer state (aggregators.ServerOptimizer.State; nil: none)
+	AggState  []float64 // the aggregator's state when it is Stateful (adaptive clipping: the clip norm; nil: none)
 	FinalLoss float64   // last evaluation so far
 	FinalAcc  float64
 	BestAcc   float64
@@ -71,6 +72,13 @@ type State struct {
 // from the seed).
 type Seeker interface {
 	Seek(t int) error
+}
+
+// Stateful is an aggregator with state of its own that the seed does not
+// determine (adaptive clipping's clip norm): checkpoints save it.
+type Stateful interface {
+	State() []float64
+	SetState(s []float64) error
 }
 
 // Round is what the loop reports after each round.
@@ -197,6 +205,13 @@ func (r *runner) resume() error {
 	if err := sk.Seek(st.Round); err != nil {
 		return err
 	}
+	if sa, ok := s.Aggregator.(Stateful); ok {
+		if err := sa.SetState(st.AggState); err != nil {
+			return fmt.Errorf("sim: checkpoint: %w", err)
+		}
+	} else if len(st.AggState) > 0 {
+		return fmt.Errorf("sim: checkpoint has aggregator state, aggregator %T keeps none", s.Aggregator)
+	}
 	if err := s.Server.SetState(st.Momentum, len(r.theta)); err != nil {
 		return fmt.Errorf("sim: checkpoint: %w", err)
 	}
@@ -213,6 +228,9 @@ func (r *runner) checkpoint() error {
 	}
 	st := State{Round: r.sum.Rounds, Params: r.theta, FinalLoss: r.sum.FinalLoss, FinalAcc: r.sum.FinalAcc, BestAcc: r.sum.BestAcc}
 	st.Momentum = r.s.Server.State()
+	if sa, ok := r.s.Aggregator.(Stateful); ok {
+		st.AggState = sa.State()
+	}
 	r.saved = r.sum.Rounds
 	return r.s.Checkpoint(st)
 }

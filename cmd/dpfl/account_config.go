@@ -42,6 +42,10 @@ type configAccount struct {
 	PopulationSigma     float64  `json:"population_sigma,omitempty"`
 	PopulationEpsilon   *float64 `json:"population_epsilon,omitempty"`
 	PopulationGuarantee string   `json:"population_guarantee,omitempty"`
+	// Adaptive clipping (aggregator.clip_quantile): the target quantile and
+	// the noise std on the count of unclipped clients, part of the event.
+	ClipQuantile    float64 `json:"clip_quantile,omitempty"`
+	ClipCountStddev float64 `json:"clip_count_stddev,omitempty"`
 }
 
 // accountConfig prints the privacy account of a run configuration without
@@ -70,6 +74,7 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 		Amplified: a.Amplified, Sensitivity: a.Sensitivity, Sigma: a.Sigma, Calibrated: cfg.Privacy.Epsilon != nil,
 		NoiseStd: a.NoiseStd, Denominator: a.Denominator, Delta: cfg.Privacy.Delta, Accountant: cfg.Privacy.Accountant,
 		Guarantee: "none (no noise: ε = ∞)", SensitivityExact: true,
+		ClipQuantile: cfg.Aggregator.ClipQuantile, ClipCountStddev: a.ClipCountStd,
 	}
 	m := plan.Mechanism
 	correlated := !m.Independent() // DP-FedAvg's strategy (C = I) is not listed
@@ -91,7 +96,11 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 		return exitOK
 	}
 	fmt.Fprintf(stdout, "config:         %s\n", path)
-	fmt.Fprintf(stdout, "aggregator:     %s (clip %g)\n", out.Aggregator, out.Clip)
+	if out.ClipQuantile > 0 {
+		fmt.Fprintf(stdout, "aggregator:     %s (adaptive clip from %g to the %g-quantile of the update norms; count noise std %g)\n", out.Aggregator, out.Clip, out.ClipQuantile, out.ClipCountStddev)
+	} else {
+		fmt.Fprintf(stdout, "aggregator:     %s (clip %g)\n", out.Aggregator, out.Clip)
+	}
 	fmt.Fprintf(stdout, "participation:  %s\n", out.Participation)
 	fmt.Fprintf(stdout, "rounds:         %s\n", plan.RoundsLine())
 	if correlated {
@@ -110,8 +119,15 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	if s := out.PopulationScale; s > 1 {
 		how = fmt.Sprintf("the simulated population's σ = %.6g (%s) divided by privacy.population_scale = %g", out.PopulationSigma, how, s)
 	}
+	if out.ClipQuantile > 0 {
+		how += "; the update's multiplier: with the clip count's release the pair meets ε"
+	}
 	fmt.Fprintf(stdout, "sigma:          %.6g (%s)\n", out.Sigma, how)
-	fmt.Fprintf(stdout, "noise std:      %.6g on the clipped sum, %.6g on the average (divided by %g)\n", out.NoiseStd, out.NoiseStd/out.Denominator, out.Denominator)
+	fmt.Fprintf(stdout, "noise std:      %.6g on the clipped sum, %.6g on the average (divided by %g)", out.NoiseStd, out.NoiseStd/out.Denominator, out.Denominator)
+	if out.ClipQuantile > 0 {
+		fmt.Fprint(stdout, " at the initial clip; it follows the clip norm")
+	}
+	fmt.Fprintln(stdout)
 	fmt.Fprintf(stdout, "epsilon:        %s (this run's clients)\n", out.Guarantee)
 	if out.PopulationScale > 1 {
 		fmt.Fprintf(stdout, "population:     %s for a population %g times larger with %g times the cohort and the same participation pattern\n",
