@@ -36,6 +36,7 @@ type Config struct {
 	OptimalConfig `yaml:",inline"`
 	BandMFConfig  `yaml:",inline"`
 	NuConfig      `yaml:",inline"`
+	AGDConfig     `yaml:",inline"`
 
 	// Memory (correlated noise): store (keep past latent noise vectors) or
 	// regenerate (O(d) memory: redraw each from its seed); results are

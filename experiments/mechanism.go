@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"dpfl/privacy"
 	"fmt"
 
 	"dpfl/aggregators"
@@ -150,4 +151,20 @@ func (c *Config) lrSchedule() aggregators.LRSchedule {
 		s.Final = *sv.FinalLRFraction
 	}
 	return s
+}
+
+// newAGD builds DP-AGD's controller with a fresh ledger of the plan's
+// budget.
+func (p *Plan) newAGD(root rng.Root) (*aggregators.AGD, error) {
+	ag, rho := p.Config.Aggregator, p.Privacy.AGDBudget
+	ledger, err := privacy.NewLedger(rho)
+	if err != nil {
+		return nil, fmt.Errorf("experiments: privacy.epsilon: %w", err)
+	}
+	a := &aggregators.AGD{Clip: ag.Clip, LossClip: ag.LossClip, RhoNG: ag.GradientShare * rho, RhoMax: ag.SelectShare * rho,
+		Growth: ag.BudgetGrowth, Steps: ag.StepCandidates, MaxStep: ag.MaxStep, StepEvery: ag.StepEvery, Ledger: ledger, Root: root}
+	if err := a.Validate(); err != nil {
+		return nil, fmt.Errorf("experiments: aggregator: %w", err)
+	}
+	return a, nil
 }

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
+
+	"dpfl/privacy"
 
 	"dpfl/results"
 	"dpfl/sim"
@@ -66,7 +69,7 @@ func (p *Plan) newRecorder(rd *runDir, opts Options, spec *sim.Spec) (*recorder,
 		spec.Resume, r.lastAcc = r.resumed, r.resumed.FinalAcc
 	}
 	r.start = time.Now()
-	if opts.CheckpointEvery >= 0 {
+	if opts.CheckpointEvery >= 0 && !cfg.AGD() { // dp-agd's ledger and budgets are not checkpointed: it reruns from the start
 		spec.CheckpointEvery = opts.CheckpointEvery
 		if spec.CheckpointEvery == 0 {
 			spec.CheckpointEvery = cfg.Eval.Every
@@ -162,6 +165,12 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 	} else {
 		out.EpsilonMethod = "none (no noise)"
 	}
+	if a := spec.AGD; a != nil {
+		out.ZCDPBudget, out.ZCDPSpent = acc.AGDBudget, a.Ledger.Spent()
+		if err := writeLedger(filepath.Join(dir, "ledger.csv"), a.Ledger); err != nil {
+			return nil, err
+		}
+	}
 	if status == "complete" {
 		// The model file comes before summary.json, which marks the run
 		// complete: a complete run always has its model.
@@ -176,4 +185,16 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
 	return &Outcome{Dir: dir, Summary: out}, nil
+}
+
+// writeLedger writes DP-AGD's expenses, one row per release: the round
+// (1-based), what was released, its zCDP cost and the total after it.
+func writeLedger(path string, l *privacy.Ledger) error {
+	var rows [][]string
+	total := 0.0
+	for _, e := range l.Expenses() {
+		total += e.Rho
+		rows = append(rows, []string{strconv.Itoa(e.Round + 1), e.Label, strconv.FormatFloat(e.Rho, 'g', -1, 64), strconv.FormatFloat(total, 'g', -1, 64)})
+	}
+	return results.WriteCSV(path, []string{"round", "release", "rho", "rho_total"}, rows)
 }

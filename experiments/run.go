@@ -169,14 +169,21 @@ type Accounting struct {
 	// unclipped clients (aggregator.clip_count_stddev, or its default);
 	// 0 without adaptive clipping.
 	ClipCountStd float64
-	mech         *aggregators.Mechanism
-	newAcct      func() privacy.Accountant
+	// AGDBudget is DP-AGD's total zCDP budget ρ (aggregator.kind dp-agd):
+	// the ledger never spends more, and Final is its conversion (the
+	// guarantee whatever the rounds turn out to be); 0 otherwise.
+	AGDBudget float64
+	mech      *aggregators.Mechanism
+	newAcct   func() privacy.Accountant
 }
 
 // EpsilonThrough returns the epsilon spent through round t (0-based).
 func (a *Accounting) EpsilonThrough(t int, delta float64) (float64, error) {
 	if !a.Private {
 		return math.Inf(1), nil
+	}
+	if a.AGDBudget > 0 {
+		return a.Final.Epsilon, nil // the budget's guarantee: an upper bound at every round
 	}
 	acct := a.newAcct()
 	if err := acct.Compose(a.mech.EventThrough(a.Sigma, t+1), 1); err != nil {
@@ -335,6 +342,9 @@ func (p *Plan) calibrate() error {
 	if !a.Private {
 		return nil
 	}
+	if cfg.AGD() {
+		return a.calibrateAGD(cfg)
+	}
 	final := func(sigma float64) (privacy.Guarantee, error) {
 		acct := a.newAcct()
 		if err := acct.Compose(m.Event(sigma), 1); err != nil {
@@ -373,6 +383,34 @@ func (p *Plan) calibrate() error {
 		}
 	}
 	a.NoiseStd = m.NoiseStd(cfg.Aggregator.Clip, a.Sigma)
+	return nil
+}
+
+// calibrateAGD sets DP-AGD's budget: the largest zCDP ρ whose conversion
+// by the configured accountant (zcdp: standard, zcdp-cks: CKS) meets
+// privacy.epsilon at privacy.delta. Final is that ρ's guarantee, accounted
+// as a Gaussian of noise multiplier 1/√(2ρ) (exactly ρ-zCDP); Sigma is the
+// first gradient's noise multiplier.
+func (a *Accounting) calibrateAGD(cfg *Config) error {
+	conv := privacy.ZCDPStandard
+	if cfg.Privacy.Accountant == "zcdp-cks" {
+		conv = privacy.ZCDPCKS
+	}
+	rho, err := privacy.ZCDPBudgetFor(*cfg.Privacy.Epsilon, cfg.Privacy.Delta, conv)
+	if err != nil {
+		return fmt.Errorf("experiments: privacy.epsilon: %w", err)
+	}
+	acct := a.newAcct()
+	if err := acct.Compose(privacy.Gaussian{NoiseMultiplier: privacy.GaussianSigma(rho)}, 1); err != nil {
+		return err
+	}
+	if a.Final, err = acct.Epsilon(cfg.Privacy.Delta); err != nil {
+		return err
+	}
+	a.AGDBudget, a.WholeRun, a.Amplified = rho, true, false
+	a.Sensitivity = 1
+	a.Sigma = privacy.GaussianSigma(cfg.Aggregator.GradientShare * rho)
+	a.NoiseStd = a.Sigma * cfg.Aggregator.Clip
 	return nil
 }
 
@@ -475,14 +513,21 @@ func (p *Plan) simSpec(opts Options) (sim.Spec, error) {
 		return sim.Spec{}, err
 	}
 	server := cfg.serverOptimizer()
-	if err := server.Validate(); err != nil {
+	if err := server.Validate(); err != nil && !cfg.AGD() { // dp-agd has no server optimizer
 		return sim.Spec{}, err
 	}
 	agg, err := p.adaptiveClip(p.Mechanism.Aggregator(cfg.Aggregator.Clip, p.Privacy.Sigma, src), root)
 	if err != nil {
 		return sim.Spec{}, err
 	}
+	var agd *aggregators.AGD
+	if cfg.AGD() {
+		if agd, err = p.newAGD(root); err != nil {
+			return sim.Spec{}, err
+		}
+	}
 	return sim.Spec{
+		AGD:        agd,
 		Data:       p.Data,
 		Model:      cfg.Model,
 		Client:     clients.Config{Epochs: cfg.Client.Epochs, BatchSize: cfg.Client.BatchSize, LR: cfg.Client.LR, MaxExamples: cfg.Client.MaxExamples},
@@ -537,7 +582,12 @@ func (p *Plan) Summary() results.Summary {
 
 // SensitivityFor says what the sensitivity is of, for displays (see
 // aggregators.Mechanism.SensitivityFor).
-func (p *Plan) SensitivityFor() string { return p.Mechanism.SensitivityFor() }
+func (p *Plan) SensitivityFor() string {
+	if p.Privacy.AGDBudget > 0 {
+		return fmt.Sprintf("of each round's clipped sum; σ is dp-agd's first gradient's, and every release is paid from a zCDP budget ρ = %.6g", p.Privacy.AGDBudget)
+	}
+	return p.Mechanism.SensitivityFor()
+}
 
 // RoundsLine describes the realized schedule: the cohorts (with their fill
 // of the target when there is one), the most participations of any client,

@@ -88,7 +88,11 @@ func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
 	}
 	rows, err := results.ReadMetrics(filepath.Join(rd.dir, "metrics.csv"))
 	if err == nil {
-		err = checkEvalRows(rows, s.Rounds, cfg.Eval.Every, cfg.Rounds)
+		total := cfg.Rounds
+		if cfg.AGD() {
+			total = s.Rounds // dp-agd ends when its budget does: its last round was evaluated
+		}
+		err = checkEvalRows(rows, s.Rounds, cfg.Eval.Every, total)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("metrics.csv does not match summary.json: %w", err)

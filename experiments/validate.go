@@ -60,6 +60,9 @@ func (c *Config) Normalize() {
 		if pc.Kind.Sampled() {
 			c.Privacy.Accountant = "rdp"
 		}
+		if c.AGD() {
+			c.Privacy.Accountant = "zcdp-cks" // DP-AGD's ledger is zCDP; the tight conversion
+		}
 	}
 	if c.Server.Optimizer == "" {
 		c.Server.Optimizer = "sgd"
@@ -182,7 +185,11 @@ func (l Limits) Validate(c *Config, src *Source) error {
 		add("privacy.accountant", "%s cannot account Poisson sampling (use rdp or pld)", c.Privacy.Accountant)
 	}
 	oneOf("server.optimizer", c.Server.Optimizer, Optimizers)
-	positive("server.lr", c.Server.LR)
+	if c.AGD() {
+		c.validateAGD(add)
+	} else {
+		positive("server.lr", c.Server.LR)
+	}
 	if c.Server.Momentum < 0 || c.Server.Momentum >= 1 {
 		add("server.momentum", "%v must be in [0, 1)", c.Server.Momentum)
 	}
@@ -392,5 +399,35 @@ func (c *Config) validateAdaptive(add addFunc) {
 	}
 	if c.Aggregator.Workload == "server" {
 		add("aggregator.workload", "server optimizes the factorization for SGD with momentum, whose trajectory is linear in the updates; %s is not (use workload prefix)", sv.Optimizer)
+	}
+}
+
+// AGD reports whether the run trains with DP-AGD (aggregator.kind dp-agd).
+func (c *Config) AGD() bool { return c.Aggregator.Kind == "dp-agd" }
+
+// validateAGD checks what DP-AGD needs besides its own keys: a target ε
+// (its budget), a zCDP accountant, and no server optimizer (it chooses its
+// own steps).
+func (c *Config) validateAGD(add addFunc) {
+	if c.Privacy.Epsilon == nil && c.Aggregator.NoiseMultiplier == nil {
+		return // privacy.epsilon is reported required below
+	}
+	if a := c.Privacy.Accountant; a != "zcdp" && a != "zcdp-cks" {
+		add("privacy.accountant", "dp-agd spends a zCDP budget: use zcdp-cks (the default, the tight conversion) or zcdp")
+	}
+	if c.Privacy.PopulationScale != 0 {
+		add("privacy.population_scale", "not with dp-agd")
+	}
+	sv := c.Server
+	for _, k := range []struct {
+		key string
+		set bool
+	}{
+		{"server.lr", sv.LR != 0}, {"server.momentum", sv.Momentum != 0}, {"server.optimizer", sv.Optimizer != "sgd"},
+		{"server.lr_schedule", sv.LRSchedule != "constant"}, {"server.beta1", sv.Beta1 != nil}, {"server.tau", sv.Tau != 0},
+	} {
+		if k.set {
+			add(k.key, "dp-agd chooses its own steps by noisy max (aggregator.max_step): remove it")
+		}
 	}
 }

@@ -84,3 +84,23 @@ func TestLedgerErrors(t *testing.T) {
 		t.Error("failed expenses were recorded")
 	}
 }
+
+// TestZCDPBudgetFor: the standard budget is the closed form (ε = 4, δ = 1e-5:
+// (√(4 + ln 1e5) − √(ln 1e5))², by hand); the CKS budget is larger and
+// converts back to at most ε, within 1e-9 of it.
+func TestZCDPBudgetFor(t *testing.T) {
+	l := math.Log(1e5)
+	want := math.Pow(math.Sqrt(4+l)-math.Sqrt(l), 2)
+	std, err := ZCDPBudgetFor(4, 1e-5, ZCDPStandard)
+	if err != nil || math.Abs(std-want) > 1e-15 {
+		t.Fatalf("standard budget %v (%v), hand %v", std, err, want)
+	}
+	cks, err := ZCDPBudgetFor(4, 1e-5, ZCDPCKS)
+	if err != nil || !(cks > std) {
+		t.Fatalf("CKS budget %v (%v), standard %v", cks, err, std)
+	}
+	g, _ := zcdpEpsilon(cks, 1e-5, ZCDPCKS)
+	if g.Epsilon > 4 || g.Epsilon < 4-1e-9 {
+		t.Fatalf("CKS budget %v converts to ε = %.12g", cks, g.Epsilon)
+	}
+}

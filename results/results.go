@@ -215,6 +215,11 @@ type Summary struct {
 	// unclipped clients (absent without adaptive clipping); the count is
 	// part of the privacy event epsilon accounts.
 	ClipCountStddev float64 `json:"clip_count_stddev,omitempty"`
+	// DP-AGD (aggregator.kind dp-agd): the zCDP budget ρ its ledger held
+	// (epsilon is its conversion) and what the run spent of it (ledger.csv
+	// lists every release). Rounds is the rounds it could pay for.
+	ZCDPBudget float64 `json:"zcdp_budget,omitempty"`
+	ZCDPSpent  float64 `json:"zcdp_spent,omitempty"`
 	// Inputs are the fingerprints of the input files the run read (trace,
 	// corpus, data files), keyed by the configuration key naming them.
 	Inputs map[string]string `json:"inputs,omitempty"`

@@ -54,6 +54,13 @@ type Spec struct {
 	// before returning.
 	Checkpoint      func(State) error
 	CheckpointEvery int
+
+	// AGD, if not nil, runs DP-AGD (aggregators.AGD) instead of Aggregator
+	// and Server: each round's step is chosen by its noisy max over the
+	// cohort's clipped losses, and the run ends when its ledger cannot pay
+	// for another round (Summary.Rounds is then below the schedule's). It
+	// cannot resume from a checkpoint (Resume must be nil).
+	AGD *aggregators.AGD
 }
 
 // State is the loop's state after a completed round: everything a run needs
@@ -90,6 +97,7 @@ type Round struct {
 	Evaluated bool
 	TestLoss  float64
 	TestAcc   float64
+	AGD       aggregators.AGDRound // DP-AGD's round (Spec.AGD)
 }
 
 // Summary is the outcome of a run.
@@ -129,6 +137,9 @@ func Run(ctx context.Context, s Spec, onRound func(Round)) (Summary, error) {
 		if err := ctx.Err(); err != nil {
 			return r.stop(ctx, err)
 		}
+		if s.AGD != nil && !s.AGD.Affordable() {
+			break // the budget is spent: the rounds so far are the run
+		}
 		rd, stopErr, err := r.round(ctx, t)
 		if stopErr != nil {
 			return r.stop(ctx, stopErr)
@@ -161,6 +172,7 @@ type runner struct {
 	pool          *pool
 	sum           Summary
 	saved         int // rounds covered by the last checkpoint (or the resume point)
+	agd           *agdState
 }
 
 func newRunner(s Spec) (*runner, error) {
@@ -175,6 +187,17 @@ func newRunner(s Spec) (*runner, error) {
 			return nil, err
 		}
 		if r.evals[w], err = s.Model.Build(train.Dim, train.Classes, s.EvalBatch); err != nil {
+			return nil, err
+		}
+	}
+	if s.AGD != nil {
+		if s.Resume != nil {
+			return nil, errors.New("sim: dp-agd cannot resume from a checkpoint")
+		}
+		if err := s.AGD.Validate(); err != nil {
+			return nil, err
+		}
+		if err := r.agdModels(); err != nil {
 			return nil, err
 		}
 	}
@@ -267,7 +290,12 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 		}
 		return res.Loss, err
 	}, func(err error) { trainErr = err }, func(loss float64) { lossSum += loss })
-	rep, err := s.Aggregator.Aggregate(r.update, t, deltas)
+	var rep aggregators.Report
+	if s.AGD != nil {
+		rep, err = s.AGD.Gradient(t, deltas, len(r.theta))
+	} else {
+		rep, err = s.Aggregator.Aggregate(r.update, t, deltas)
+	}
 	if err != nil {
 		return rd, err, nil
 	}
@@ -277,7 +305,14 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 	if err := ctx.Err(); err != nil {
 		return rd, err, nil
 	}
-	s.Server.Step(r.theta, r.update, t)
+	if s.AGD != nil {
+		if err := r.agdStep(ctx, t, cohort); err != nil {
+			return rd, err, nil
+		}
+		rd.AGD = s.AGD.Last()
+	} else {
+		s.Server.Step(r.theta, r.update, t)
+	}
 	if !finite(r.theta) {
 		return rd, nil, fmt.Errorf("%w after round %d", ErrDiverged, t+1)
 	}
@@ -285,7 +320,8 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 	if len(cohort) > 0 {
 		rd.TrainLoss = lossSum / float64(len(cohort))
 	}
-	if (t+1)%s.EvalEvery == 0 || t+1 == len(s.Schedule.Rounds) {
+	last := t+1 == len(s.Schedule.Rounds) || (s.AGD != nil && !s.AGD.Affordable())
+	if (t+1)%s.EvalEvery == 0 || last {
 		loss, acc, err := evaluate(ctx, r.evals, r.theta, s.Data.Test, s.EvalBatch)
 		if err != nil {
 			return rd, nil, err
