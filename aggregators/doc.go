@@ -61,6 +61,10 @@
 // positive in a private run; when the count alone would spend the target ε
 // the run is refused naming aggregator.clip_count_stddev.
 //
+// DP-AGD (AGD, aggregator kind dp-agd) is not a noise mechanism but a
+// training algorithm with its own releases (noisy gradient, noisy max,
+// re-measurement), each paid from a privacy.Ledger before it is made.
+//
 // Package aggregators imports sim/rng, aggregators/strategy, privacy (the
 // mechanism's events) and participation (the schema value and realized
 // schedule); it never imports training code.

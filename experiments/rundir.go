@@ -70,7 +70,8 @@ func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
 		return nil, fmt.Errorf("summary.json belongs to run %s", s.RunID)
 	case len(rd.inputs.Changed(s.Inputs)) > 0:
 		return nil, fmt.Errorf("summary.json was made from other versions of %s", strings.Join(rd.inputs.Changed(s.Inputs), ", "))
-	case s.Status == "complete" && s.Rounds != cfg.Rounds:
+	case s.Status == "complete" && s.Rounds != cfg.Rounds && !(cfg.AGD() && s.Rounds > 0 && s.Rounds < cfg.Rounds):
+		// (dp-agd completes when its budget is spent, at most rounds)
 		return nil, fmt.Errorf("summary.json says complete after %d of %d rounds", s.Rounds, cfg.Rounds)
 	}
 	b, err := os.ReadFile(filepath.Join(rd.dir, "config.yaml"))
