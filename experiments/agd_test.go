@@ -50,7 +50,8 @@ eval:
 // re-measurement 0.5·ρ_ng; the running total never exceeds ρ, the run
 // stopped only because the next round (ρ_ng + 0.1ρ) did not fit, and the
 // spending in summary.json is the ledger's total. The rounds are those the
-// ledger has, and the last one was evaluated.
+// ledger has, and the last one was evaluated. The run does not depend on
+// the worker count.
 func TestAGDAccounting(t *testing.T) {
 	res, dir := runConfig(t, agdRun, 2)
 	s := res.Summary
@@ -111,6 +112,16 @@ func TestAGDAccounting(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, results.ModelFile)); err != nil {
 		t.Fatal(err)
+	}
+	// One worker gives the same run, byte for byte (the candidates' loss
+	// sums are each summed in cohort order by one worker).
+	_, dir1 := runConfig(t, agdRun, 1)
+	for _, f := range []string{"metrics.csv", "ledger.csv", results.ModelFile} {
+		a, _ := os.ReadFile(filepath.Join(dir, f))
+		b, _ := os.ReadFile(filepath.Join(dir1, f))
+		if len(a) == 0 || string(a) != string(b) {
+			t.Errorf("%s differs between 2 workers and 1", f)
+		}
 	}
 }
 

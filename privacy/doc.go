@@ -60,8 +60,9 @@
 // mechanism_calibration.py), keeping a bracket and shrinking it by regula
 // falsi; the PLD accountant first calibrates a coarse pilot of itself, so
 // that 2,000 sampled steps calibrate in a few tenths of a second. [Ledger] is a zCDP budget that is
-// spent round by round (the adaptive-budget gradient descent of LK18 needs it)
-// and refuses overspending.
+// spent round by round and refuses overspending: DP-AGD (LK18;
+// aggregators.AGD, aggregator kind dp-agd) pays every release from one, its
+// total the largest rho whose conversion meets the target ([ZCDPBudgetFor]).
 //
 // # Which accountant reproduces which published number
 //

@@ -122,12 +122,20 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	if out.ClipQuantile > 0 {
 		how += "; the update's multiplier: with the clip count's release the pair meets ε"
 	}
-	fmt.Fprintf(stdout, "sigma:          %.6g (%s)\n", out.Sigma, how)
-	fmt.Fprintf(stdout, "noise std:      %.6g on the clipped sum, %.6g on the average (divided by %g)", out.NoiseStd, out.NoiseStd/out.Denominator, out.Denominator)
-	if out.ClipQuantile > 0 {
-		fmt.Fprint(stdout, " at the initial clip; it follows the clip norm")
+	if cfg.Aggregator.Kind == "dp-agd" {
+		how = fmt.Sprintf("dp-agd's first gradient: 1/√(2·%g·ρ), ρ = %.6g the zCDP budget of ε = %g at δ = %g by %s",
+			cfg.Aggregator.GradientShare, a.AGDBudget, *cfg.Privacy.Epsilon, cfg.Privacy.Delta, cfg.Privacy.Accountant)
 	}
-	fmt.Fprintln(stdout)
+	fmt.Fprintf(stdout, "sigma:          %.6g (%s)\n", out.Sigma, how)
+	if cfg.Aggregator.Kind == "dp-agd" {
+		fmt.Fprintf(stdout, "noise std:      %.6g on the clipped sum of the first gradient (dp-agd normalizes the noisy sum and picks its step by noisy max; the rounds are those the budget pays for)\n", out.NoiseStd)
+	} else {
+		fmt.Fprintf(stdout, "noise std:      %.6g on the clipped sum, %.6g on the average (divided by %g)", out.NoiseStd, out.NoiseStd/out.Denominator, out.Denominator)
+		if out.ClipQuantile > 0 {
+			fmt.Fprint(stdout, " at the initial clip; it follows the clip norm")
+		}
+		fmt.Fprintln(stdout)
+	}
 	fmt.Fprintf(stdout, "epsilon:        %s (this run's clients)\n", out.Guarantee)
 	if out.PopulationScale > 1 {
 		fmt.Fprintf(stdout, "population:     %s for a population %g times larger with %g times the cohort and the same participation pattern\n",
