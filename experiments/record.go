@@ -167,6 +167,16 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 	}
 	if a := spec.AGD; a != nil {
 		out.ZCDPBudget, out.ZCDPSpent = acc.AGDBudget, a.Ledger.Spent()
+		// The schedule was planned for the most rounds; the budget ran
+		// sum.Rounds of them.
+		count := map[int]int{}
+		out.MaxPerClient = 0
+		for _, ids := range spec.Schedule.Rounds[:sum.Rounds] {
+			for _, id := range ids {
+				count[id]++
+				out.MaxPerClient = max(out.MaxPerClient, count[id])
+			}
+		}
 		if err := writeLedger(filepath.Join(dir, "ledger.csv"), a.Ledger); err != nil {
 			return nil, err
 		}

@@ -7,10 +7,13 @@
 //
 //	config.yaml   the normalized configuration (every default filled in)
 //	metrics.csv   round, train_loss, test_loss, test_accuracy,
-//	              epsilon[accountant;delta=D] (or ...;whole_run]), ...
+//	              epsilon[accountant;delta=D] (or ...;whole_run]), cohort,
+//	              clip_fraction, noise_norm, and clip_norm with adaptive
+//	              clipping
 //	summary.json  final and best accuracy, epsilon, delta, sigma, wall time
 //	model.safetensors  the final global model of a completed run
 //	              (safetensors: float32 tensors named by layer)
+//	ledger.csv    DP-AGD only: every release (round, what, zCDP rho, total)
 //	participation.json  the realized schedule: participations histogram,
 //	              smallest separation, and per round the cohort fill,
 //	              eligible clients, waits and simulated UTC hour
