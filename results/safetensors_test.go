@@ -111,3 +111,27 @@ func TestSafetensorsRefused(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeSafetensors: any bytes decode to tensors or an error, never a
+// panic; what decodes re-encodes to a file that decodes to the same tensors.
+func FuzzDecodeSafetensors(f *testing.F) {
+	good, _ := EncodeSafetensors([]Tensor{{Name: "W0", Shape: []int{2, 2}, Data: []float32{1, 2, 3, 4}}, {Name: "b0", Shape: []int{2}, Data: []float32{5, 6}}}, map[string]string{"k": "v"})
+	f.Add(good)
+	f.Add(good[:20])
+	f.Add([]byte{8, 0, 0, 0, 0, 0, 0, 0, '{', '}', ' ', ' ', ' ', ' ', ' ', ' '})
+	f.Add([]byte(strings.Replace(string(good), "[0,16]", "[0,99999999999]", 1)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ts, meta, err := DecodeSafetensors(b)
+		if err != nil {
+			return
+		}
+		again, err := EncodeSafetensors(ts, meta)
+		if err != nil {
+			return // e.g. a tensor named "" that the encoder refuses
+		}
+		ts2, _, err := DecodeSafetensors(again)
+		if err != nil || len(ts2) != len(ts) {
+			t.Fatalf("re-encoded file: %v, %d tensors of %d", err, len(ts2), len(ts))
+		}
+	})
+}
