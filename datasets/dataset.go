@@ -3,6 +3,9 @@ package datasets
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 )
 
 // Dataset is a set of examples stored row-major: example i has features
@@ -193,4 +196,56 @@ func (f *Federated) Validate() error {
 		}
 	}
 	return nil
+}
+
+// SplitValidation draws a share frac (0 < frac < 1) of test's rows, with r,
+// as a validation set and returns it and the rest, each in test's order.
+// Both keep at least one row.
+func SplitValidation(test *Dataset, frac float64, r *rand.Rand) (val, rest *Dataset, err error) {
+	n := test.Len()
+	k := int(math.Round(frac * float64(n)))
+	if !(frac > 0 && frac < 1) || k < 1 || k >= n {
+		return nil, nil, fmt.Errorf("a share %v of %d test rows leaves the validation set or the test set empty", frac, n)
+	}
+	perm := r.Perm(n)
+	vi, ri := slices.Clone(perm[:k]), slices.Clone(perm[k:])
+	slices.Sort(vi)
+	slices.Sort(ri)
+	return test.Subset(vi), test.Subset(ri), nil
+}
+
+// MajorityAccuracy returns, for next-token text (ok), the accuracy on test
+// of always predicting the most frequent in-vocabulary target of train
+// (ties to the smaller id), scored as the next-word models score: over the
+// targets that are not padding, out-of-vocabulary or end of document.
+func MajorityAccuracy(train, test *Dataset) (acc float64, ok bool) {
+	if train == nil || test == nil || train.Next == nil || test.Next == nil || train.Classes <= NumSpecial {
+		return 0, false
+	}
+	counts := make([]int, train.Classes)
+	for _, t := range train.Next {
+		if t >= NumSpecial && int(t) < len(counts) {
+			counts[t]++
+		}
+	}
+	best := int32(NumSpecial)
+	for id := NumSpecial; id < len(counts); id++ {
+		if counts[id] > counts[best] {
+			best = int32(id)
+		}
+	}
+	scored, right := 0, 0
+	for _, t := range test.Next {
+		if t == PadID || t == OOVID || t == EOSID {
+			continue
+		}
+		scored++
+		if t == best {
+			right++
+		}
+	}
+	if scored == 0 {
+		return 0, false
+	}
+	return float64(right) / float64(scored), true
 }

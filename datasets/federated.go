@@ -21,6 +21,10 @@ type PartitionSpec struct {
 	Kind    string  // IID, Dirichlet or Writer
 	Clients int     // population size (Writer: 0 means every writer)
 	Alpha   float64 // Dirichlet concentration (Dirichlet only)
+	// PerClient (IID only) gives every client this many examples, drawn
+	// without replacement (Clients × PerClient of the pool; the rest are
+	// unused); 0 deals the whole pool.
+	PerClient int
 
 	// Writer only (MNIST by NIST writer; see NewWriterFederated).
 	QMNISTDir    string  // folder of the QMNIST label files
@@ -42,7 +46,24 @@ func NewFederated(name string, train, test *Dataset, spec PartitionSpec, r *rand
 		}
 		return f, err
 	case IID:
-		clients, err = PartitionIID(train.Len(), spec.Clients, r)
+		n := train.Len()
+		if spec.PerClient > 0 {
+			if spec.Clients*spec.PerClient > n {
+				return nil, fmt.Errorf("datasets: %d clients of %d examples need %d examples; the pool has %d", spec.Clients, spec.PerClient, spec.Clients*spec.PerClient, n)
+			}
+			n = spec.Clients * spec.PerClient
+		}
+		clients, err = PartitionIID(n, spec.Clients, r)
+		if err == nil && n < train.Len() {
+			// PartitionIID dealt a permutation of [0, n): map it onto a
+			// random n of the pool.
+			pick := r.Perm(train.Len())[:n]
+			for _, c := range clients {
+				for i := range c {
+					c[i] = pick[c[i]]
+				}
+			}
+		}
 	case Dirichlet:
 		clients, err = PartitionDirichlet(train.Y, train.Classes, spec.Clients, spec.Alpha, r)
 	default:
@@ -66,6 +87,11 @@ type MNISTConfig struct {
 // MNISTPartitionConfig is the keys of the mnist partitions.
 type MNISTPartitionConfig struct {
 	Alpha float64 `yaml:"alpha"` // Dirichlet concentration (partition dirichlet; default 0.5)
+	// PerClient (partition iid) gives every client this many training
+	// examples, drawn without replacement: clients × per_client of MNIST's
+	// 60,000 are used (e.g. clients 12000, per_client 1: example-level DP on
+	// a fifth of MNIST). 0 (the default) deals all 60,000 evenly.
+	PerClient int `yaml:"per_client"`
 	// QMNISTDir is the folder of qmnist-train-labels.tsv.gz and
 	// qmnist-test-labels.tsv.gz (partition writer; QMNIST's writer IDs for
 	// the MNIST digits, from https://github.com/facebookresearch/qmnist).
@@ -101,13 +127,20 @@ var mnistKind = Kind{
 				add("alpha", "%v must be a positive finite number", c.Alpha)
 			}
 		}
+		if c.PerClient != 0 && c.Partition != IID {
+			add("per_client", "only partition iid uses it")
+		} else if c.PerClient < 0 {
+			add("per_client", "%d must be positive (0 or unset: the whole pool, dealt evenly)", c.PerClient)
+		} else if c.PerClient > 0 && c.Clients > 0 && c.Clients*c.PerClient > 60000 {
+			add("per_client", "%d clients of %d examples need %d; MNIST has 60000", c.Clients, c.PerClient, c.Clients*c.PerClient)
+		}
 		if c.QMNISTDir != "" && c.Partition != Writer {
 			add("qmnist_dir", "only partition writer uses it")
 		}
 	},
 	paths: func(c *Config) []*string { return []*string{&c.Dir, &c.QMNISTDir} },
 	load: func(c *Config, l *Loader, root rng.Root) (*Federated, error) {
-		spec := PartitionSpec{Kind: c.Partition, Clients: c.Clients, Alpha: c.Alpha, QMNISTDir: c.QMNISTDir, TestFraction: c.TestFraction}
+		spec := PartitionSpec{Kind: c.Partition, Clients: c.Clients, Alpha: c.Alpha, PerClient: c.PerClient, QMNISTDir: c.QMNISTDir, TestFraction: c.TestFraction}
 		if c.Partition == Writer {
 			// Fail on missing label files before reading 70,000 images.
 			dir, err := l.QMNISTDir(spec.QMNISTDir)

@@ -91,7 +91,7 @@ func TestAGDAccounting(t *testing.T) {
 			t.Fatalf("row %d: spent %v of %v", i, total, rho)
 		}
 	}
-	if rounds != s.Rounds || rounds < 2 || math.Abs(total-s.ZCDPSpent) > 1e-15 || s.MaxPerClient != rounds {
+	if rounds != s.Rounds || rounds < 2 || math.Abs(total-s.ZCDPSpent) > 1e-15 || s.MaxParticipations != rounds {
 		t.Fatalf("ledger has %d rounds spending %v; summary %d rounds spending %v", rounds, total, s.Rounds, s.ZCDPSpent)
 	}
 	if total+ng+0.1*rho <= rho*(1+1e-12) {

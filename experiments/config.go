@@ -179,4 +179,11 @@ type ServerConfig struct {
 type EvalConfig struct {
 	Every int `yaml:"every"` // evaluate every this many rounds (and after the last)
 	Batch int `yaml:"batch"` // rows per evaluation batch
+	// Validation is the share of the central test set held out as a
+	// validation set (0, the default: none), drawn from the stream
+	// ("eval/validation"). The run then reports its accuracy on that set
+	// (summary.json final_val_accuracy) and its test accuracy on the rest
+	// only, so hyperparameters chosen on the validation set are reported on
+	// examples they were not chosen on.
+	Validation float64 `yaml:"validation"`
 }

@@ -361,6 +361,12 @@ func TestTextRun(t *testing.T) {
 	if !(s.FinalAccuracy > baseline+0.1) {
 		t.Fatalf("accuracy %.3f does not beat the most-frequent-word baseline %.3f", s.FinalAccuracy, baseline)
 	}
+	// summary.json's majority_accuracy predicts the most frequent word of
+	// the training targets: at most the test set's own most frequent word
+	// (the baseline above), and no image run has one.
+	if m := s.MajorityAccuracy; m == nil || !(*m > 0 && *m <= baseline) {
+		t.Fatalf("majority_accuracy %v, want in (0, %.3f]", m, baseline)
+	}
 
 	// data.clients keeps a random subset of the users; the central test
 	// set shrinks to their held-out windows.

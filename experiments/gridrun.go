@@ -229,6 +229,12 @@ func WriteIndex(path string, g *Grid, out string) error {
 			if s.PopulationEpsilon != nil {
 				row["population_epsilon"] = fmtFloat(*s.PopulationEpsilon)
 			}
+			if s.FinalValAccuracy != nil {
+				row["final_val_accuracy"] = fmtFloat(*s.FinalValAccuracy)
+			}
+			if s.MajorityAccuracy != nil {
+				row["majority_accuracy"] = fmtFloat(*s.MajorityAccuracy)
+			}
 		} else if _, err := os.Stat(filepath.Join(dir, ErrorFile)); err == nil {
 			row["status"] = "failed"
 		} else if _, err := os.Stat(filepath.Join(dir, CheckpointFile)); err == nil {

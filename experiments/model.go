@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"dpfl/datasets"
 	"dpfl/models"
 	"dpfl/results"
 	"dpfl/sim"
@@ -98,11 +99,19 @@ func EvaluateRun(ctx context.Context, dir string, data *Config, opts Options) (*
 	if err != nil {
 		return nil, fmt.Errorf("experiments: %s: %w", filepath.Join(dir, results.ModelFile), err)
 	}
-	loss, acc, err := sim.Evaluate(ctx, cfg.Model, f.Train.Dim, f.Train.Classes, theta, f.Test, cfg.Eval.Batch, opts.Workers)
+	test := f.Test
+	if v := cfg.Eval.Validation; v > 0 {
+		// The run held out a validation share of the test set and scored
+		// its test accuracy on the rest: the same split here.
+		if _, test, err = datasets.SplitValidation(f.Test, v, rng.New(cfg.Seed).Stream("eval/validation")); err != nil {
+			return nil, fmt.Errorf("experiments: eval.validation: %w", err)
+		}
+	}
+	loss, acc, err := sim.Evaluate(ctx, cfg.Model, f.Train.Dim, f.Train.Classes, theta, test, cfg.Eval.Batch, opts.Workers)
 	if err != nil {
 		return nil, err
 	}
-	return &ModelEval{Config: cfg, Loss: loss, Accuracy: acc, Examples: f.Test.Len(), Summary: sum}, nil
+	return &ModelEval{Config: cfg, Loss: loss, Accuracy: acc, Examples: test.Len(), Summary: sum}, nil
 }
 
 // unpackModel checks that the saved tensors are the configured model's, by

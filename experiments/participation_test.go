@@ -158,7 +158,7 @@ func TestDiurnalMinSepRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := res.Summary
-		if s.MaxPerClient > 3 || (s.MinSeparation != 0 && s.MinSeparation < 4) || !strings.Contains(s.Participation, "minsep k=3 b=4") {
+		if s.MaxParticipations > 3 || (s.MinSeparation != 0 && s.MinSeparation < 4) || !strings.Contains(s.Participation, "minsep k=3 b=4") {
 			t.Fatalf("summary %+v", s)
 		}
 		b, err := os.ReadFile(filepath.Join(res.Dir, "participation.json"))

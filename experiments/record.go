@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"dpfl/datasets"
 	"dpfl/privacy"
-
 	"dpfl/results"
 	"dpfl/sim"
 )
@@ -144,37 +144,31 @@ func (r *recorder) round(rd sim.Round) {
 
 // finish writes summary.json and removes the checkpoint.
 func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outcome, error) {
-	acc, dir := &r.p.Privacy, r.rd.dir
+	dir := r.rd.dir
 	out := r.p.Summary()
 	out.RunID, out.Status, out.Rounds, out.Inputs = r.rd.id, status, sum.Rounds, r.rd.inputs
 	out.FinalAccuracy, out.BestAccuracy, out.FinalTestLoss = sum.FinalAcc, sum.BestAcc, sum.FinalLoss
+	if spec.Validation != nil {
+		v := sum.FinalValAcc
+		out.FinalValAccuracy = &v
+	}
+	if m, ok := datasets.MajorityAccuracy(spec.Data.Train, spec.Data.Test); ok {
+		out.MajorityAccuracy = &m
+	}
 	out.WallSeconds, out.Workers = r.prevWall+time.Since(r.start).Seconds(), spec.Workers
 	if spec.Resume != nil {
 		out.ResumedFrom = spec.Resume.Round
 	}
-	if acc.Private {
-		e := acc.Final.Epsilon
-		out.Epsilon, out.EpsilonMethod = &e, acc.Final.Method
-		if acc.Final.Order > 0 {
-			out.EpsilonMethod += fmt.Sprintf(" (order %g)", acc.Final.Order)
-		}
-		if acc.PopulationScale > 1 {
-			pe := acc.Population.Epsilon
-			out.PopulationScale, out.PopulationEpsilon, out.PopulationNoiseMultiplier = acc.PopulationScale, &pe, acc.PopulationSigma
-		}
-	} else {
-		out.EpsilonMethod = "none (no noise)"
-	}
 	if a := spec.AGD; a != nil {
-		out.ZCDPBudget, out.ZCDPSpent = acc.AGDBudget, a.Ledger.Spent()
+		out.ZCDPBudget, out.ZCDPSpent = r.p.Privacy.AGDBudget, a.Ledger.Spent()
 		// The schedule was planned for the most rounds; the budget ran
 		// sum.Rounds of them.
 		count := map[int]int{}
-		out.MaxPerClient = 0
+		out.MaxParticipations = 0
 		for _, ids := range spec.Schedule.Rounds[:sum.Rounds] {
 			for _, id := range ids {
 				count[id]++
-				out.MaxPerClient = max(out.MaxPerClient, count[id])
+				out.MaxParticipations = max(out.MaxParticipations, count[id])
 			}
 		}
 		if err := writeLedger(filepath.Join(dir, "ledger.csv"), a.Ledger); err != nil {

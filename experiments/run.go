@@ -526,9 +526,18 @@ func (p *Plan) simSpec(opts Options) (sim.Spec, error) {
 			return sim.Spec{}, err
 		}
 	}
+	data, val := p.Data, (*datasets.Dataset)(nil)
+	if v := cfg.Eval.Validation; v > 0 {
+		d := *p.Data
+		if val, d.Test, err = datasets.SplitValidation(p.Data.Test, v, root.Stream("eval/validation")); err != nil {
+			return sim.Spec{}, fmt.Errorf("experiments: eval.validation: %w", err)
+		}
+		data = &d
+	}
 	return sim.Spec{
 		AGD:        agd,
-		Data:       p.Data,
+		Data:       data,
+		Validation: val,
 		Model:      cfg.Model,
 		Client:     clients.Config{Epochs: cfg.Client.Epochs, BatchSize: cfg.Client.BatchSize, LR: cfg.Client.LR, MaxExamples: cfg.Client.MaxExamples},
 		Schedule:   p.Schedule,
@@ -570,14 +579,37 @@ func logf(w io.Writer, format string, args ...any) {
 
 // Summary returns the parts of a run summary known before training.
 func (p *Plan) Summary() results.Summary {
-	cfg := p.Config
-	return results.Summary{
-		Name: cfg.Name, Delta: cfg.Privacy.Delta,
-		NoiseMultiplier: p.Privacy.Sigma, Sensitivity: p.Privacy.Sensitivity, NoiseStd: p.Privacy.NoiseStd,
-		Participation: cfg.Participation.describe(p.Clients), SensitivityFor: p.SensitivityFor(),
-		MaxPerClient: p.Stats.MaxParticipations, MeanFill: p.Stats.MeanFill, MinSeparation: p.Stats.MinSeparation,
-		ClipCountStddev: p.Privacy.ClipCountStd,
+	return results.Summary{Name: p.Config.Name, Report: p.Report(), ClipCountStddev: p.Privacy.ClipCountStd}
+}
+
+// Report is the plan's privacy report: the mechanism, the realized
+// participation, the sensitivity, the noise and the guarantee. It is what
+// dpfl account prints for the configuration, summary.json's privacy fields
+// and grid -dry-run's row. DP-FedAvg's strategy (C = I) is not listed: its
+// report has no Strategy, Schema or SensitivityMethod.
+func (p *Plan) Report() privacy.Report {
+	cfg, a, st, m := p.Config, &p.Privacy, p.Stats, p.Mechanism
+	r := privacy.Report{
+		Mechanism: cfg.Aggregator.Kind, Clip: cfg.Aggregator.Clip, Steps: cfg.Rounds, Amplified: a.Amplified,
+		Participation: cfg.Participation.describe(p.Clients), MaxParticipations: st.MaxParticipations,
+		MeanCohort: st.MeanCohort, MeanFill: st.MeanFill, MinSeparation: st.MinSeparation,
+		Sensitivity: a.Sensitivity, SensitivityFor: p.SensitivityFor(), SensitivityExact: true,
+		NoiseMultiplier: a.Sigma, NoiseStd: a.NoiseStd, Denominator: a.Denominator, Calibrated: cfg.Privacy.Epsilon != nil,
+		Delta: cfg.Privacy.Delta, Accountant: cfg.Privacy.Accountant,
+		EpsilonMethod: "none (no noise)", Guarantee: "none (no noise: ε = ∞)",
 	}
+	if !m.Independent() {
+		r.Strategy, r.Schema = m.Strategy.String(), m.Schema.String()
+		r.SensitivityMethod, r.SensitivityExact = m.Sensitivity.Method, m.Sensitivity.Exact
+	}
+	if a.Private {
+		r.SetGuarantee(a.Final)
+		if a.PopulationScale > 1 {
+			pe := a.Population.Epsilon
+			r.PopulationScale, r.PopulationNoiseMultiplier, r.PopulationEpsilon, r.PopulationGuarantee = a.PopulationScale, a.PopulationSigma, &pe, a.Population.String()
+		}
+	}
+	return r
 }
 
 // SensitivityFor says what the sensitivity is of, for displays (see

@@ -104,7 +104,7 @@ func TestPrivateMNISTEpsilon(t *testing.T) {
 	if s.Epsilon == nil || s.EpsilonMethod != "zcdp" {
 		t.Fatalf("epsilon %v method %q", s.Epsilon, s.EpsilonMethod)
 	}
-	k := float64(s.MaxPerClient)
+	k := float64(s.MaxParticipations)
 	z := s.NoiseStd / 1.0 // clip = 1
 	rho := k / (2 * z * z)
 	want := rho + 2*math.Sqrt(rho*math.Log(1/s.Delta))
@@ -162,5 +162,34 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, "metrics.csv"))
 	if bytes.Equal(first, b) {
 		t.Fatal("a different seed gave identical metrics")
+	}
+}
+
+// TestValidationSplit: eval.validation holds out a share of the test set:
+// the run reports its accuracy there (final_val_accuracy, in index.csv
+// too) and its test accuracy on the rest only; without it the summary has
+// no validation accuracy and the test accuracy is the whole set's; the
+// split changes nothing else (same training, same epsilon).
+func TestValidationSplit(t *testing.T) {
+	priv := "  noise_multiplier: 0\n"
+	plain, _ := runConfig(t, mnistRun(priv), 2)
+	y := strings.Replace(mnistRun(priv), "eval:\n  every: 5\n", "eval:\n  every: 5\n  validation: 0.5\n", 1)
+	val, _ := runConfig(t, y, 2)
+	again, _ := runConfig(t, y, 1)
+	ps, vs := plain.Summary, val.Summary
+	if ps.FinalValAccuracy != nil || vs.FinalValAccuracy == nil {
+		t.Fatalf("final_val_accuracy %v without and %v with eval.validation", ps.FinalValAccuracy, vs.FinalValAccuracy)
+	}
+	if *again.Summary.FinalValAccuracy != *vs.FinalValAccuracy || again.Summary.FinalAccuracy != vs.FinalAccuracy {
+		t.Fatal("the validation split depends on the worker count")
+	}
+	// The two halves' accuracies average (the halves are equal in size, up
+	// to one row of MNIST's 10,000) to the whole set's: the same model.
+	whole := (vs.FinalAccuracy + *vs.FinalValAccuracy) / 2
+	if math.Abs(whole-ps.FinalAccuracy) > 2e-4 || vs.FinalAccuracy == ps.FinalAccuracy {
+		t.Fatalf("test %.4f and validation %.4f halves, whole set %.4f", vs.FinalAccuracy, *vs.FinalValAccuracy, ps.FinalAccuracy)
+	}
+	if _, _, err := Load([]byte(strings.Replace(y, "validation: 0.5", "validation: 1", 1)), "v.yaml"); err == nil || !strings.Contains(err.Error(), "eval.validation: 1 must be in [0, 1)") {
+		t.Fatalf("validation 1: %v", err)
 	}
 }

@@ -197,6 +197,9 @@ func (l Limits) Validate(c *Config, src *Source) error {
 	c.validateSchedule(add, oneOf)
 	positiveInt("eval.every", c.Eval.Every)
 	positiveInt("eval.batch", c.Eval.Batch)
+	if v := c.Eval.Validation; !(v >= 0 && v < 1) {
+		add("eval.validation", "%v must be in [0, 1) (the share of the test set held out for validation)", v)
+	}
 	c.validateMemory(add, l)
 	return errors.Join(errs...)
 }

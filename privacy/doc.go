@@ -53,16 +53,23 @@
 // A [Guarantee] always carries its method, delta and (for RDP) the order used;
 // its String method prints all three.
 //
+// A [Report] is the privacy account of one mechanism as the outputs show
+// it (dpfl account, summary.json, dpfl mechanism, grid -dry-run): one type
+// whose JSON shapes are [Form] values, each a list of keys in order naming
+// the field it shows.
+//
 // # Calibration and budgets
 //
 // [Calibrate] finds the smallest noise multiplier whose event meets a target
 // (epsilon, delta) through an event factory (as in dp_accounting's
 // mechanism_calibration.py), keeping a bracket and shrinking it by regula
 // falsi; the PLD accountant first calibrates a coarse pilot of itself, so
-// that 2,000 sampled steps calibrate in a few tenths of a second. [Ledger] is a zCDP budget that is
+// that 2,000 sampled steps calibrate in a few tenths of a second.
+// [ZCDPBudget] is the largest zCDP rho that a target (epsilon, delta) allows
+// ([ZCDPBudgetFor] for either conversion). [Ledger] is a zCDP budget that is
 // spent round by round and refuses overspending: DP-AGD (LK18;
 // aggregators.AGD, aggregator kind dp-agd) pays every release from one, its
-// total the largest rho whose conversion meets the target ([ZCDPBudgetFor]).
+// total the largest rho whose conversion meets the target.
 //
 // # Which accountant reproduces which published number
 //

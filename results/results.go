@@ -21,8 +21,9 @@
 // A run folder is owned by one process at a time through an OS lock on its
 // .lock file (Lock).
 //
-// Package results imports only the standard library (and, on Windows,
-// golang.org/x/sys/windows for the lock).
+// Package results imports the standard library, dpfl/privacy (the privacy
+// report of a summary) and, on Windows, golang.org/x/sys/windows for the
+// lock.
 package results
 
 import (
@@ -34,6 +35,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"dpfl/privacy"
 )
 
 // WriteFileAtomic writes data to path through a temporary file and a rename.
@@ -185,48 +188,64 @@ func (m *Metrics) Flush() error {
 // formatFloat prints the shortest representation that round-trips.
 func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
-// Summary is the content of summary.json.
+// Summary is the content of summary.json: the run's outcome and its
+// privacy report (epsilon, delta, noise, sensitivity, realized
+// participation; population scaling, where Epsilon is always that of this
+// run's own clients).
 type Summary struct {
-	RunID           string   `json:"run_id"`
-	Name            string   `json:"name"`
-	Status          string   `json:"status"` // "complete" or "diverged"
-	Rounds          int      `json:"rounds"`
-	FinalAccuracy   float64  `json:"final_accuracy"`
-	BestAccuracy    float64  `json:"best_accuracy"`
-	FinalTestLoss   float64  `json:"final_test_loss"`
-	Epsilon         *float64 `json:"epsilon"` // null when not private (infinite)
-	Delta           float64  `json:"delta"`
-	EpsilonMethod   string   `json:"epsilon_method"`
-	NoiseMultiplier float64  `json:"noise_multiplier"`          // sigma, relative to sensitivity 1
-	Sensitivity     float64  `json:"sensitivity"`               // L2 sensitivity of the mechanism (clip = 1)
-	SensitivityFor  string   `json:"sensitivity_for,omitempty"` // what it is of (a sampled round, a strategy under a participation, k participations)
-	NoiseStd        float64  `json:"noise_std"`                 // per-coordinate std of the noise on the sum
-	Participation   string   `json:"participation"`
-	MaxPerClient    int      `json:"max_participations"` // most rounds any one client took part in
-	MeanFill        float64  `json:"mean_cohort_fill"`   // mean of cohort / target over rounds
-	MinSeparation   int      `json:"min_separation"`     // smallest gap between two participations of a client (0: none repeated)
-	WallSeconds     float64  `json:"wall_seconds"`
-	ResumedFrom     int      `json:"resumed_from_round,omitempty"` // the checkpoint round a resumed run continued from
-	// Population scaling (privacy.population_scale): the simulated larger
-	// population's scale, epsilon and noise multiplier. Epsilon above is
-	// always that of this run's own clients.
-	PopulationScale           float64  `json:"population_scale,omitempty"`
-	PopulationEpsilon         *float64 `json:"population_epsilon,omitempty"`
-	PopulationNoiseMultiplier float64  `json:"population_noise_multiplier,omitempty"`
-	Workers                   int      `json:"workers"`
+	RunID         string
+	Name          string
+	Status        string // "complete" or "diverged"
+	Rounds        int
+	FinalAccuracy float64
+	BestAccuracy  float64
+	FinalTestLoss float64
+	// FinalValAccuracy is the accuracy on the validation share of the test
+	// set (eval.validation; nil without one): FinalAccuracy is then
+	// measured on the rest.
+	FinalValAccuracy *float64
+	// MajorityAccuracy is, for next-token text, the test accuracy of always
+	// predicting the most frequent in-vocabulary training target, scored
+	// like the model (targets other than padding, OOV and end of document).
+	MajorityAccuracy *float64
+	privacy.Report
+	WallSeconds float64
+	ResumedFrom int // the checkpoint round a resumed run continued from
+	Workers     int
 	// ClipCountStddev is adaptive clipping's noise std on the count of
-	// unclipped clients (absent without adaptive clipping); the count is
-	// part of the privacy event epsilon accounts.
-	ClipCountStddev float64 `json:"clip_count_stddev,omitempty"`
+	// unclipped clients (0 without adaptive clipping); the count is part of
+	// the privacy event epsilon accounts.
+	ClipCountStddev float64
 	// DP-AGD (aggregator.kind dp-agd): the zCDP budget ρ its ledger held
 	// (epsilon is its conversion) and what the run spent of it (ledger.csv
 	// lists every release). Rounds is the rounds it could pay for.
-	ZCDPBudget float64 `json:"zcdp_budget,omitempty"`
-	ZCDPSpent  float64 `json:"zcdp_spent,omitempty"`
+	ZCDPBudget, ZCDPSpent float64
 	// Inputs are the fingerprints of the input files the run read (trace,
 	// corpus, data files), keyed by the configuration key naming them.
-	Inputs map[string]string `json:"inputs,omitempty"`
+	Inputs map[string]string
 }
+
+// summaryForm is summary.json's form. Epsilon is null when the run is not
+// private (infinite); the noise multiplier is sigma relative to
+// sensitivity 1, noise_std the per-coordinate std of the noise on the sum.
+var summaryForm = privacy.NewForm(Summary{},
+	"run_id=RunID", "name=Name", "status=Status", "rounds=Rounds",
+	"final_accuracy=FinalAccuracy", "best_accuracy=BestAccuracy", "final_test_loss=FinalTestLoss",
+	"final_val_accuracy=FinalValAccuracy,omitempty", "majority_accuracy=MajorityAccuracy,omitempty",
+	"epsilon=Epsilon", "delta=Delta", "epsilon_method=EpsilonMethod", "noise_multiplier=NoiseMultiplier",
+	"sensitivity=Sensitivity", "sensitivity_for=SensitivityFor,omitempty", "noise_std=NoiseStd",
+	"participation=Participation", "max_participations=MaxParticipations", "mean_cohort_fill=MeanFill",
+	"min_separation=MinSeparation", "wall_seconds=WallSeconds", "resumed_from_round=ResumedFrom,omitempty",
+	"population_scale=PopulationScale,omitempty", "population_epsilon=PopulationEpsilon,omitempty",
+	"population_noise_multiplier=PopulationNoiseMultiplier,omitempty",
+	"workers=Workers", "clip_count_stddev=ClipCountStddev,omitempty",
+	"zcdp_budget=ZCDPBudget,omitempty", "zcdp_spent=ZCDPSpent,omitempty", "inputs=Inputs,omitempty")
+
+// MarshalJSON writes s in summary.json's form.
+func (s Summary) MarshalJSON() ([]byte, error) { return summaryForm.Marshal(&s) }
+
+// UnmarshalJSON reads summary.json's form.
+func (s *Summary) UnmarshalJSON(b []byte) error { return summaryForm.Unmarshal(b, s) }
 
 // ReadSummary reads a summary.json.
 func ReadSummary(path string) (*Summary, error) {
@@ -345,4 +364,4 @@ func (t *Table) Get(i int, col string) string {
 // larger population under privacy.population_scale (empty otherwise).
 var IndexFixedColumns = []string{"run_id", "dir", "status", "aggregator", "participation", "seed",
 	"epsilon", "delta", "accountant", "noise_multiplier", "sensitivity", "final_accuracy", "best_accuracy",
-	"final_test_loss", "rounds", "wall_seconds", "population_epsilon"}
+	"final_test_loss", "rounds", "wall_seconds", "population_epsilon", "final_val_accuracy", "majority_accuracy"}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dpfl/privacy"
 )
 
 func TestWriteFileAtomic(t *testing.T) {
@@ -86,7 +88,7 @@ func TestMetricsAndSummary(t *testing.T) {
 		}
 	}
 	e := 2.5
-	s := Summary{RunID: "abc", Epsilon: &e, Delta: 1e-5, Status: "complete"}
+	s := Summary{RunID: "abc", Report: privacy.Report{Epsilon: &e, Delta: 1e-5}, Status: "complete"}
 	p := filepath.Join(dir, "summary.json")
 	if err := WriteJSON(p, s); err != nil {
 		t.Fatal(err)

@@ -40,6 +40,9 @@ type Spec struct {
 	Server     aggregators.ServerOptimizer
 	EvalEvery  int // evaluate after every EvalEvery rounds and after the last
 	EvalBatch  int // rows per evaluation batch (default 500)
+	// Validation, if not nil, is evaluated beside Data.Test at every
+	// evaluation (Round.ValAcc, Summary.FinalValAcc).
+	Validation *datasets.Dataset
 	Workers    int // goroutines training clients (default 1)
 	Root       rng.Root
 
@@ -97,6 +100,7 @@ type Round struct {
 	Evaluated bool
 	TestLoss  float64
 	TestAcc   float64
+	ValAcc    float64              // accuracy on Spec.Validation (0 without one)
 	AGD       aggregators.AGDRound // DP-AGD's round (Spec.AGD)
 }
 
@@ -106,8 +110,11 @@ type Summary struct {
 	FinalLoss float64
 	FinalAcc  float64
 	BestAcc   float64
-	Params    []float32
-	Wall      time.Duration
+	// FinalValAcc is the last evaluation's accuracy on Spec.Validation
+	// (0 without one).
+	FinalValAcc float64
+	Params      []float32
+	Wall        time.Duration
 }
 
 // ErrDiverged is returned when the global model becomes non-finite.
@@ -329,6 +336,12 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 		rd.Evaluated, rd.TestLoss, rd.TestAcc = true, loss, acc
 		r.sum.FinalLoss, r.sum.FinalAcc = loss, acc
 		r.sum.BestAcc = max(r.sum.BestAcc, acc)
+		if s.Validation != nil {
+			if _, rd.ValAcc, err = evaluate(ctx, r.evals, r.theta, s.Validation, s.EvalBatch); err != nil {
+				return rd, nil, err
+			}
+			r.sum.FinalValAcc = rd.ValAcc
+		}
 	}
 	return rd, nil, nil
 }

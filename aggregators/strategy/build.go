@@ -65,6 +65,11 @@ type Config struct {
 	LBFGS LBFGSOptions
 	// Cache, if not nil, stores and reuses optimized strategies.
 	Cache *Cache
+	// Params are the own parameters of a strategy that has no field above:
+	// a value of the type its file defines, set by its aggregator kind
+	// (aggregators.Kinds) and read by its Builder (nil: its defaults), so
+	// that a new strategy adds no field here.
+	Params any
 	// MemoryLimit, if positive, refuses a strategy whose MemoryBytes
 	// estimate is above it (bytes), before anything is allocated.
 	MemoryLimit float64

@@ -1,29 +1,43 @@
 package strategy
 
-import "math"
+import (
+	"math"
 
-// Report is the JSON form of one evaluated strategy: the object
-// `dpfl mechanism -json` prints per strategy, and what readers of that
-// output (experiments/paper/mechanisms) decode.
+	"dpfl/privacy"
+)
+
+// Report is one evaluated strategy: the object `dpfl mechanism -json`
+// prints per mechanism, and what readers of that output
+// (experiments/paper/mechanisms) decode. Its privacy part (the mechanism's
+// name, n, the strategy, the participation schema and the sensitivity) is
+// a privacy.Report; the rest is the strategy's error and noise cost.
 type Report struct {
-	N                 int              `json:"n"`
-	Strategy          string           `json:"strategy"`
-	Workload          string           `json:"workload"`
-	Participation     string           `json:"participation"`
-	Sensitivity       float64          `json:"sensitivity"`
-	SensitivityExact  bool             `json:"sensitivity_exact"`
-	SensitivityMethod string           `json:"sensitivity_method"`
-	SensitivitySingle float64          `json:"sensitivity_single"`
-	Loss              float64          `json:"loss"`
-	RMSE              float64          `json:"rmse"`
-	MaxRoundStd       float64          `json:"max_round_std"`
-	Residual          float64          `json:"residual"`
-	NoiseTime         float64          `json:"noise_time_per_round_d"`
-	NoiseMemory       float64          `json:"noise_memory_per_round_d"`
-	NoiseNote         string           `json:"noise_note,omitempty"`
-	Optimizer         *OptimizerReport `json:"optimizer,omitempty"`
-	Error             string           `json:"error,omitempty"`
+	privacy.Report
+	Workload    string
+	Loss        float64
+	RMSE        float64
+	MaxRoundStd float64
+	Residual    float64
+	NoiseTime   float64 // per round, in units of the model dimension d
+	NoiseMemory float64 // per round, in units of d
+	NoiseNote   string
+	Optimizer   *OptimizerReport
+	Error       string
 }
+
+// reportForm is Report's JSON form.
+var reportForm = privacy.NewForm(Report{},
+	"mechanism=Mechanism", "n=Steps", "strategy=Strategy", "workload=Workload", "participation=Schema",
+	"sensitivity=Sensitivity", "sensitivity_exact=SensitivityExact", "sensitivity_method=SensitivityMethod",
+	"sensitivity_single=SensitivitySingle", "loss=Loss", "rmse=RMSE", "max_round_std=MaxRoundStd",
+	"residual=Residual", "noise_time_per_round_d=NoiseTime", "noise_memory_per_round_d=NoiseMemory",
+	"noise_note=NoiseNote,omitempty", "optimizer=Optimizer,omitempty", "error=Error,omitempty")
+
+// MarshalJSON writes r in its JSON form.
+func (r Report) MarshalJSON() ([]byte, error) { return reportForm.Marshal(&r) }
+
+// UnmarshalJSON reads the JSON form.
+func (r *Report) UnmarshalJSON(b []byte) error { return reportForm.Unmarshal(b, r) }
 
 // OptimizerReport is Status without NaNs (JSON has none).
 type OptimizerReport struct {
@@ -37,15 +51,17 @@ type OptimizerReport struct {
 	Cached     bool     `json:"cached"`
 }
 
-// NewReport is c's report for the named workload. Error is left for the
-// caller, which knows how it wants c.Err worded.
+// NewReport is c's report for the named workload. The mechanism's name
+// and Error are left for the caller, which knows how it wants them worded.
 func NewReport(c Comparison, workload string) Report {
 	m := c.Metrics
 	r := Report{
-		N: m.N, Strategy: m.Strategy, Workload: workload, Participation: m.Participation,
-		Sensitivity: m.Sensitivity.Value, SensitivityExact: m.Sensitivity.Exact, SensitivityMethod: m.Sensitivity.Method,
-		SensitivitySingle: m.SingleSensitivity,
-		Loss:              m.Loss, RMSE: m.RMSE, MaxRoundStd: m.MaxRoundStd, Residual: m.Residual,
+		Report: privacy.Report{
+			Steps: m.N, Strategy: m.Strategy, Schema: m.Participation,
+			Sensitivity: m.Sensitivity.Value, SensitivityExact: m.Sensitivity.Exact, SensitivityMethod: m.Sensitivity.Method,
+			SensitivitySingle: m.SingleSensitivity,
+		},
+		Workload: workload, Loss: m.Loss, RMSE: m.RMSE, MaxRoundStd: m.MaxRoundStd, Residual: m.Residual,
 		NoiseTime: m.Cost.Time, NoiseMemory: m.Cost.Memory, NoiseNote: m.Cost.Note,
 	}
 	if st := c.Status; st != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -39,28 +38,15 @@ method, delta and (RDP) order.
 Flags:
 `
 
-// accountResult is the calculator's answer; it is also its -json form.
-type accountResult struct {
-	Mechanism       string   `json:"mechanism"`
-	Q               float64  `json:"q,omitempty"`
-	Steps           int      `json:"steps"`
-	Sensitivity     float64  `json:"sensitivity"`
-	Sigma           float64  `json:"sigma"`
-	NoiseMultiplier float64  `json:"noise_multiplier"`
-	Calibrated      bool     `json:"calibrated"`
-	TargetEpsilon   *float64 `json:"target_epsilon,omitempty"`
-	Tolerance       *float64 `json:"tolerance,omitempty"`
-	Epsilon         float64  `json:"epsilon"`
-	Delta           float64  `json:"delta"`
-	Accountant      string   `json:"accountant"`
-	Order           *float64 `json:"order,omitempty"`
-	Orders          int      `json:"orders,omitempty"`
-	RDPSeries       string   `json:"rdp_series,omitempty"`
-	Guarantee       string   `json:"guarantee"`
-	// EpsilonOptimistic (pld only) is the optimistic PLD estimate at the same
-	// sigma and delta: a lower bound on the exact epsilon, not a guarantee.
-	EpsilonOptimistic *float64 `json:"epsilon_optimistic,omitempty"`
-}
+// calcForm is the calculator's -json form.
+var calcForm = privacy.NewForm(privacy.Report{},
+	"mechanism=Mechanism", "q=Q,omitempty", "steps=Steps", "sensitivity=Sensitivity",
+	"sigma=NoiseStd", "noise_multiplier=NoiseMultiplier", "calibrated=Calibrated",
+	"target_epsilon=TargetEpsilon,omitempty", "tolerance=Tolerance,omitempty",
+	"epsilon=Epsilon", "delta=Delta", "accountant=Accountant", "order=Order,omitempty",
+	"orders=Orders,omitempty", "rdp_series=RDPSeries,omitempty", "guarantee=Guarantee",
+	// pld only: the optimistic PLD estimate at the same sigma and delta.
+	"epsilon_optimistic=EpsilonOptimistic,omitempty")
 
 // calcRequest is a parsed calculator command line (dpfl account without a
 // config file).
@@ -98,10 +84,12 @@ func cmdAccount(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitFailure
 	}
 	if req.json {
-		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+		b, err := calcForm.Marshal(&res)
+		if err != nil {
 			fmt.Fprintf(stderr, "dpfl account: %v\n", err)
 			return exitFailure
 		}
+		fmt.Fprintf(stdout, "%s\n", b)
 		return exitOK
 	}
 	writeAccountText(stdout, res)
@@ -248,9 +236,11 @@ func (r *calcRequest) event(s float64) privacy.Event {
 	return privacy.SelfComposed{Event: step, Count: r.steps}
 }
 
-// compute answers the calculator's question.
-func (r *calcRequest) compute() (accountResult, error) {
-	res := accountResult{Mechanism: r.mech, Steps: r.steps, Sensitivity: r.sensitivity, Delta: r.delta}
+// compute answers the calculator's question. The noise standard deviation
+// the calculator calls sigma (in units of the clip norm) is the report's
+// NoiseStd; the accountant sees the noise multiplier NoiseStd/Sensitivity.
+func (r *calcRequest) compute() (privacy.Report, error) {
+	res := privacy.Report{Mechanism: r.mech, Steps: r.steps, Sensitivity: r.sensitivity, Delta: r.delta}
 	if r.mech == "sampled-gaussian" {
 		res.Q = r.q
 	}
@@ -262,7 +252,7 @@ func (r *calcRequest) compute() (accountResult, error) {
 			return res, err
 		}
 		g = got
-		res.Sigma, res.NoiseMultiplier, res.Calibrated = nm*r.sensitivity, nm, true
+		res.NoiseStd, res.NoiseMultiplier, res.Calibrated = nm*r.sensitivity, nm, true
 		res.TargetEpsilon, res.Tolerance = &r.epsilon, &r.tol
 	} else {
 		a := r.newAcct()
@@ -274,12 +264,9 @@ func (r *calcRequest) compute() (accountResult, error) {
 			return res, err
 		}
 		g = got
-		res.Sigma, res.NoiseMultiplier = r.sigma, r.sigma/r.sensitivity
+		res.NoiseStd, res.NoiseMultiplier = r.sigma, r.sigma/r.sensitivity
 	}
-	res.Epsilon, res.Accountant, res.Guarantee = g.Epsilon, g.Method, g.String()
-	if g.Order > 0 {
-		res.Order = &g.Order
-	}
+	res.SetGuarantee(g)
 	if strings.HasPrefix(r.accountant, "rdp") {
 		if r.orders == nil {
 			r.orders = privacy.DefaultOrders()
@@ -291,7 +278,7 @@ func (r *calcRequest) compute() (accountResult, error) {
 		// The optimistic estimate at the same sigma: the exact epsilon lies
 		// between it and the guarantee.
 		a := r.newAcct()
-		if err := a.Compose(r.event(res.Sigma), 1); err == nil {
+		if err := a.Compose(r.event(res.NoiseStd), 1); err == nil {
 			if lo, _, err := privacy.PLDBracket(a, r.delta); err == nil {
 				res.EpsilonOptimistic = &lo.Epsilon
 			}
@@ -301,7 +288,7 @@ func (r *calcRequest) compute() (accountResult, error) {
 }
 
 // writeAccountText prints the calculator's answer.
-func writeAccountText(w io.Writer, res accountResult) {
+func writeAccountText(w io.Writer, res privacy.Report) {
 	m := res.Mechanism
 	if res.Q > 0 {
 		m += fmt.Sprintf(" (Poisson, q = %g)", res.Q)
@@ -311,9 +298,9 @@ func writeAccountText(w io.Writer, res accountResult) {
 	fmt.Fprintf(w, "sensitivity  %g\n", res.Sensitivity)
 	if res.Calibrated {
 		fmt.Fprintf(w, "sigma        %.6g (calibrated for ε = %g at δ = %g, relative tolerance %g; noise multiplier %.6g)\n",
-			res.Sigma, *res.TargetEpsilon, res.Delta, *res.Tolerance, res.NoiseMultiplier)
+			res.NoiseStd, *res.TargetEpsilon, res.Delta, *res.Tolerance, res.NoiseMultiplier)
 	} else {
-		fmt.Fprintf(w, "sigma        %g (noise multiplier %g)\n", res.Sigma, res.NoiseMultiplier)
+		fmt.Fprintf(w, "sigma        %g (noise multiplier %g)\n", res.NoiseStd, res.NoiseMultiplier)
 	}
 	a := res.Accountant
 	if res.Orders > 0 {
@@ -322,6 +309,6 @@ func writeAccountText(w io.Writer, res accountResult) {
 	fmt.Fprintf(w, "accountant   %s\n", a)
 	fmt.Fprintf(w, "epsilon      %s\n", res.Guarantee)
 	if res.EpsilonOptimistic != nil {
-		fmt.Fprintf(w, "             exact ε in [%.6g, %.6g] (optimistic and pessimistic PLD; only the upper end is a guarantee)\n", *res.EpsilonOptimistic, res.Epsilon)
+		fmt.Fprintf(w, "             exact ε in [%.6g, %.6g] (optimistic and pessimistic PLD; only the upper end is a guarantee)\n", *res.EpsilonOptimistic, *res.Epsilon)
 	}
 }

@@ -8,45 +8,39 @@ import (
 	"path/filepath"
 
 	"dpfl/experiments"
+	"dpfl/privacy"
 )
 
-// configAccount is the -json form of dpfl account CONFIG.yaml.
+// configAccount is dpfl account CONFIG.yaml's answer: the plan's privacy
+// report (experiments.Plan.Report) and the file it is of.
 type configAccount struct {
-	Config            string   `json:"config"`
-	Aggregator        string   `json:"aggregator"`
-	Clip              float64  `json:"clip"`
-	Participation     string   `json:"participation"`
-	Rounds            int      `json:"rounds"`
-	MaxParticipations int      `json:"max_participations"`
-	MeanCohort        float64  `json:"mean_cohort"`
-	MeanFill          float64  `json:"mean_cohort_fill"`
-	MinSeparation     int      `json:"min_separation"`
-	Amplified         bool     `json:"amplified"`
-	Sensitivity       float64  `json:"sensitivity"`
-	Strategy          string   `json:"strategy,omitempty"`           // correlated-noise aggregators
-	SensitivityFor    string   `json:"sensitivity_for,omitempty"`    // the participation it is computed for
-	SensitivityMethod string   `json:"sensitivity_method,omitempty"` // how (exact, or an upper bound)
-	SensitivityExact  bool     `json:"sensitivity_exact"`
-	Sigma             float64  `json:"sigma"`
-	Calibrated        bool     `json:"calibrated"`
-	NoiseStd          float64  `json:"noise_std"`
-	Denominator       float64  `json:"denominator"`
-	Epsilon           *float64 `json:"epsilon"` // null without noise
-	Delta             float64  `json:"delta"`
-	Accountant        string   `json:"accountant"`
-	Order             float64  `json:"order,omitempty"`
-	Guarantee         string   `json:"guarantee"`
-	// privacy.population_scale: the simulated larger population's noise
-	// multiplier and guarantee (Sigma and Epsilon are this run's clients').
-	PopulationScale     float64  `json:"population_scale,omitempty"`
-	PopulationSigma     float64  `json:"population_sigma,omitempty"`
-	PopulationEpsilon   *float64 `json:"population_epsilon,omitempty"`
-	PopulationGuarantee string   `json:"population_guarantee,omitempty"`
+	Config string
+	privacy.Report
 	// Adaptive clipping (aggregator.clip_quantile): the target quantile and
 	// the noise std on the count of unclipped clients, part of the event.
-	ClipQuantile    float64 `json:"clip_quantile,omitempty"`
-	ClipCountStddev float64 `json:"clip_count_stddev,omitempty"`
+	ClipQuantile, ClipCountStddev float64
 }
+
+// configForm is its -json form. Strategy, sensitivity_for (the
+// participation schema) and sensitivity_method are those of a
+// correlated-noise aggregator; the population fields are set under
+// privacy.population_scale (sigma and epsilon are this run's clients').
+var configForm = privacy.NewForm(configAccount{},
+	"config=Config", "aggregator=Mechanism", "clip=Clip", "participation=Participation", "rounds=Steps",
+	"max_participations=MaxParticipations", "mean_cohort=MeanCohort", "mean_cohort_fill=MeanFill",
+	"min_separation=MinSeparation", "amplified=Amplified", "sensitivity=Sensitivity",
+	"strategy=Strategy,omitempty", "sensitivity_for=Schema,omitempty", "sensitivity_method=SensitivityMethod,omitempty",
+	"sensitivity_exact=SensitivityExact", "sigma=NoiseMultiplier", "calibrated=Calibrated", "noise_std=NoiseStd",
+	"denominator=Denominator", "epsilon=Epsilon", "delta=Delta", "accountant=Accountant", "order=Order,omitempty",
+	"guarantee=Guarantee", "population_scale=PopulationScale,omitempty", "population_sigma=PopulationNoiseMultiplier,omitempty",
+	"population_epsilon=PopulationEpsilon,omitempty", "population_guarantee=PopulationGuarantee,omitempty",
+	"clip_quantile=ClipQuantile,omitempty", "clip_count_stddev=ClipCountStddev,omitempty")
+
+// MarshalJSON writes a in its -json form.
+func (a configAccount) MarshalJSON() ([]byte, error) { return configForm.Marshal(&a) }
+
+// UnmarshalJSON reads the -json form.
+func (a *configAccount) UnmarshalJSON(b []byte) error { return configForm.Unmarshal(b, a) }
 
 // accountConfig prints the privacy account of a run configuration without
 // training (dpfl account CONFIG.yaml): it plans and audits the schedule the
@@ -66,30 +60,8 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(stderr, "dpfl account: warning: %s\n", w)
 	}
-	a, st := plan.Privacy, plan.Stats
-	out := configAccount{
-		Config: path, Aggregator: cfg.Aggregator.Kind, Clip: cfg.Aggregator.Clip,
-		Participation: plan.Summary().Participation, Rounds: cfg.Rounds,
-		MaxParticipations: st.MaxParticipations, MeanCohort: st.MeanCohort, MeanFill: st.MeanFill, MinSeparation: st.MinSeparation,
-		Amplified: a.Amplified, Sensitivity: a.Sensitivity, Sigma: a.Sigma, Calibrated: cfg.Privacy.Epsilon != nil,
-		NoiseStd: a.NoiseStd, Denominator: a.Denominator, Delta: cfg.Privacy.Delta, Accountant: cfg.Privacy.Accountant,
-		Guarantee: "none (no noise: ε = ∞)", SensitivityExact: true,
-		ClipQuantile: cfg.Aggregator.ClipQuantile, ClipCountStddev: a.ClipCountStd,
-	}
-	m := plan.Mechanism
-	correlated := !m.Independent() // DP-FedAvg's strategy (C = I) is not listed
-	if correlated {
-		out.Strategy, out.SensitivityFor = m.Strategy.String(), m.Schema.String()
-		out.SensitivityMethod, out.SensitivityExact = m.Sensitivity.Method, m.Sensitivity.Exact
-	}
-	if a.Private {
-		e := a.Final.Epsilon
-		out.Epsilon, out.Order, out.Guarantee, out.Accountant = &e, a.Final.Order, a.Final.String(), a.Final.Method
-		if a.PopulationScale > 1 {
-			pe := a.Population.Epsilon
-			out.PopulationScale, out.PopulationSigma, out.PopulationEpsilon, out.PopulationGuarantee = a.PopulationScale, a.PopulationSigma, &pe, a.Population.String()
-		}
-	}
+	out := configAccount{Config: path, Report: plan.Report(), ClipQuantile: cfg.Aggregator.ClipQuantile, ClipCountStddev: plan.Privacy.ClipCountStd}
+	correlated := !plan.Mechanism.Independent() // DP-FedAvg's strategy (C = I) is not listed
 	if asJSON {
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(stdout, string(b))
@@ -97,18 +69,18 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	}
 	fmt.Fprintf(stdout, "config:         %s\n", path)
 	if out.ClipQuantile > 0 {
-		fmt.Fprintf(stdout, "aggregator:     %s (adaptive clip from %g to the %g-quantile of the update norms; count noise std %g)\n", out.Aggregator, out.Clip, out.ClipQuantile, out.ClipCountStddev)
+		fmt.Fprintf(stdout, "aggregator:     %s (adaptive clip from %g to the %g-quantile of the update norms; count noise std %g)\n", out.Mechanism, out.Clip, out.ClipQuantile, out.ClipCountStddev)
 	} else {
-		fmt.Fprintf(stdout, "aggregator:     %s (clip %g)\n", out.Aggregator, out.Clip)
+		fmt.Fprintf(stdout, "aggregator:     %s (clip %g)\n", out.Mechanism, out.Clip)
 	}
 	fmt.Fprintf(stdout, "participation:  %s\n", out.Participation)
 	fmt.Fprintf(stdout, "rounds:         %s\n", plan.RoundsLine())
 	if correlated {
-		fmt.Fprintf(stdout, "sensitivity:    %.6g (%s: %s)\n", out.Sensitivity, plan.SensitivityFor(), out.SensitivityMethod)
+		fmt.Fprintf(stdout, "sensitivity:    %.6g (%s: %s)\n", out.Sensitivity, out.SensitivityFor, out.SensitivityMethod)
 	} else {
-		fmt.Fprintf(stdout, "sensitivity:    %.6g (%s)\n", out.Sensitivity, plan.SensitivityFor())
+		fmt.Fprintf(stdout, "sensitivity:    %.6g (%s)\n", out.Sensitivity, out.SensitivityFor)
 	}
-	if !a.Private {
+	if !plan.Privacy.Private {
 		fmt.Fprintln(stdout, "sigma:          0 (no privacy)")
 		return exitOK
 	}
@@ -117,16 +89,16 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 		how = fmt.Sprintf("calibrated for ε = %g at δ = %g", *cfg.Privacy.Epsilon, cfg.Privacy.Delta)
 	}
 	if s := out.PopulationScale; s > 1 {
-		how = fmt.Sprintf("the simulated population's σ = %.6g (%s) divided by privacy.population_scale = %g", out.PopulationSigma, how, s)
+		how = fmt.Sprintf("the simulated population's σ = %.6g (%s) divided by privacy.population_scale = %g", out.PopulationNoiseMultiplier, how, s)
 	}
 	if out.ClipQuantile > 0 {
 		how += "; the update's multiplier: with the clip count's release the pair meets ε"
 	}
 	if cfg.Aggregator.Kind == "dp-agd" {
 		how = fmt.Sprintf("dp-agd's first gradient: 1/√(2·%g·ρ), ρ = %.6g the zCDP budget of ε = %g at δ = %g by %s",
-			cfg.Aggregator.GradientShare, a.AGDBudget, *cfg.Privacy.Epsilon, cfg.Privacy.Delta, cfg.Privacy.Accountant)
+			cfg.Aggregator.GradientShare, plan.Privacy.AGDBudget, *cfg.Privacy.Epsilon, cfg.Privacy.Delta, cfg.Privacy.Accountant)
 	}
-	fmt.Fprintf(stdout, "sigma:          %.6g (%s)\n", out.Sigma, how)
+	fmt.Fprintf(stdout, "sigma:          %.6g (%s)\n", out.NoiseMultiplier, how)
 	if cfg.Aggregator.Kind == "dp-agd" {
 		fmt.Fprintf(stdout, "noise std:      %.6g on the clipped sum of the first gradient (dp-agd normalizes the noisy sum and picks its step by noisy max; the rounds are those the budget pays for)\n", out.NoiseStd)
 	} else {

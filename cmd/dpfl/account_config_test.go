@@ -25,11 +25,11 @@ func TestAccountQuickstart(t *testing.T) {
 	if a.Epsilon == nil || *a.Epsilon > 4 || *a.Epsilon < 4*(1-1e-4) || !a.Calibrated || a.Accountant != privacy.MethodExactGDP {
 		t.Fatalf("account %+v", a)
 	}
-	if math.Abs(a.Sensitivity-math.Sqrt(float64(a.MaxParticipations))) > 1e-12 || math.Abs(a.NoiseStd-a.Sigma*a.Sensitivity) > 1e-12 {
+	if math.Abs(a.Sensitivity-math.Sqrt(float64(a.MaxParticipations))) > 1e-12 || math.Abs(a.NoiseStd-a.NoiseMultiplier*a.Sensitivity) > 1e-12 {
 		t.Fatalf("sensitivity %v for %d participations, noise std %v", a.Sensitivity, a.MaxParticipations, a.NoiseStd)
 	}
 	acct := privacy.NewExact()
-	acct.Compose(privacy.Gaussian{NoiseMultiplier: a.Sigma}, 1)
+	acct.Compose(privacy.Gaussian{NoiseMultiplier: a.NoiseMultiplier}, 1)
 	g, _ := acct.Epsilon(a.Delta)
 	if math.Abs(g.Epsilon-*a.Epsilon) > 1e-9 {
 		t.Fatalf("printed epsilon %v, exact accountant at the printed sigma %v", *a.Epsilon, g.Epsilon)

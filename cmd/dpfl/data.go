@@ -75,7 +75,7 @@ type dataRequest struct {
 var dataFlagKeys = map[string]string{
 	"partition": "partition", "clients": "clients", "alpha": "alpha", "mnist": "dir", "qmnist": "qmnist_dir",
 	"test-fraction": "test_fraction", "changelogs": "changelogs", "path": "path", "vocab": "vocab", "seq": "seq_len", "min-tokens": "min_tokens",
-	"train-split": "train_split", "test-split": "test_split", "digits-only": "digits_only",
+	"per-client": "per_client", "train-split": "train_split", "test-split": "test_split", "digits-only": "digits_only",
 }
 
 // parseData parses the command line into a data section; ok is false when
@@ -86,6 +86,7 @@ func parseData(args []string, stderr io.Writer) (req dataRequest, code int, ok b
 	fs.StringVar(&c.Partition, "partition", "", "mnist: writer (the default), iid or dirichlet")
 	fs.IntVar(&c.Clients, "clients", 0, "population size (iid/dirichlet: default 100; writer, text, tff-*, leaf: a random subset, 0 = every writer or user)")
 	fs.Float64Var(&c.Alpha, "alpha", 0.5, "mnist dirichlet: concentration")
+	fs.IntVar(&c.PerClient, "per-client", 0, "mnist iid: examples per client, drawn without replacement (0: all 60,000 dealt evenly)")
 	fs.Uint64Var(&req.seed, "seed", 1, "root seed (partition stream)")
 	fs.StringVar(&c.Dir, "mnist", "", "folder of the MNIST IDX files (default: GoMNIST in the module cache, or $"+datasets.MNISTDirEnv+")")
 	fs.StringVar(&c.QMNISTDir, "qmnist", "", "folder of the QMNIST label files (default $"+datasets.QMNISTDirEnv+")")

@@ -178,18 +178,18 @@ func gridDryRun(ctx context.Context, g *experiments.Grid, points []experiments.P
 				fmt.Fprintf(stderr, "dpfl grid: warning: %s\n", w)
 			}
 		}
-		a := plan.Privacy
+		r := plan.Report()
 		eps, sigma, acct := "inf", "0", "none (no noise)"
-		if a.Private {
-			acct = results.EpsilonLabel(a.Final.Method, p.Config.Privacy.Delta, false)
-			eps, sigma = fmt.Sprintf("%.4g", a.Final.Epsilon), fmt.Sprintf("%.5g", a.Sigma)
-			if a.PopulationScale > 1 { // this run's clients, then the scaled population's
-				eps += fmt.Sprintf(" (×%g: %.4g)", a.PopulationScale, a.Population.Epsilon)
+		if r.Epsilon != nil {
+			acct = results.EpsilonLabel(r.Accountant, r.Delta, false)
+			eps, sigma = fmt.Sprintf("%.4g", *r.Epsilon), fmt.Sprintf("%.5g", r.NoiseMultiplier)
+			if r.PopulationScale > 1 { // this run's clients, then the scaled population's
+				eps += fmt.Sprintf(" (×%g: %.4g)", r.PopulationScale, *r.PopulationEpsilon)
 			}
 		}
-		fmt.Fprintf(stdout, "%4d  %-10s  %-8s  %-9s  %-10s  %-24s  %-9.4g  %s\n", p.Index+1, p.ID, status, sigma, eps, acct, a.Sensitivity, strings.Join(p.Values, "  "))
-		if mech := plan.Mechanism; !mech.Independent() {
-			m := fmt.Sprintf("%s n=%d for %s: sensitivity %.4g", mech.Strategy.String(), p.Config.Rounds, mech.Schema, mech.Sensitivity.Value)
+		fmt.Fprintf(stdout, "%4d  %-10s  %-8s  %-9s  %-10s  %-24s  %-9.4g  %s\n", p.Index+1, p.ID, status, sigma, eps, acct, r.Sensitivity, strings.Join(p.Values, "  "))
+		if r.Strategy != "" { // a correlated-noise mechanism
+			m := fmt.Sprintf("%s n=%d for %s: sensitivity %.4g", r.Strategy, r.Steps, r.Schema, r.Sensitivity)
 			if !mechs[m] {
 				mechs[m] = true
 				mechList = append(mechList, m)

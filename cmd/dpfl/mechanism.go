@@ -237,7 +237,7 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return mechFail(ctx, stderr, err)
 	}
 	if req.json {
-		out := make([]mechanismReport, len(rows))
+		out := make([]strategy.Report, len(rows))
 		for i, r := range rows {
 			out[i] = newMechanismReport(r, req.workload)
 		}
@@ -302,19 +302,15 @@ func writeMechanismTable(w io.Writer, req mechanismRequest, rows []strategy.Comp
 	tw.Flush()
 }
 
-// mechanismReport is the -json form of one mechanism: its name, then the
-// strategy's report (strategy.Report).
-type mechanismReport struct {
-	Mechanism string `json:"mechanism"`
-	strategy.Report
-}
-
-func newMechanismReport(c strategy.Comparison, workload string) mechanismReport {
+// newMechanismReport is the -json form of one mechanism: the strategy's
+// report (strategy.Report) under the mechanism's name.
+func newMechanismReport(c strategy.Comparison, workload string) strategy.Report {
 	r := strategy.NewReport(c, workload)
+	r.Mechanism = displayName(c.Metrics.Strategy)
 	if c.Err != nil {
 		r.Error = oneLine(c.Err)
 	}
-	return mechanismReport{Mechanism: displayName(c.Metrics.Strategy), Report: r}
+	return r
 }
 
 func statusLine(st *strategy.Status) string {

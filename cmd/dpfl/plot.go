@@ -34,6 +34,7 @@ func cmdPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	x := fs.String("x", "epsilon", "x axis `column`")
 	y := fs.String("y", "accuracy", "y axis `column`")
 	by := fs.String("by", "aggregator", "series `column`")
+	sel := fs.String("select", "", "`column` the hyperparameters are chosen on (default: validation, final_val_accuracy, when the runs have it and y is accuracy; else y)")
 	out := fs.String("o", "", "write only this `figure` (.png, .svg or .pdf) of y against x")
 	dirs, code, ok := parseInterleaved(fs, args, plotUsage, stderr)
 	if !ok {
@@ -43,7 +44,7 @@ func cmdPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "dpfl plot: want exactly one RESULTS_DIR argument")
 		return exitUsage
 	}
-	o := figures.Options{X: *x, Y: *y, By: *by}
+	o := figures.Options{X: *x, Y: *y, By: *by, Select: *sel}
 	if *out != "" {
 		switch strings.ToLower(filepath.Ext(*out)) {
 		case ".png", ".svg", ".pdf":

@@ -4,7 +4,15 @@
 // seeds), accuracy against round, a best.csv table of the plotted points and
 // a small report.html.
 //
-// Package figures imports results and gonum.org/v1/plot only.
+// Every point is the mean over its seeds with a 95% Student-t confidence
+// interval (mean ± t(0.975, n−1)·s/√n, s the sample standard deviation;
+// none for one seed). Hyperparameters are chosen on a validation column
+// when the index has one (final_val_accuracy: a held-out part of the test
+// data disjoint from the part the y column is measured on), and a chosen
+// numeric value at the edge of the values tried is flagged.
+//
+// Package figures imports results, gonum.org/v1/plot and gonum's
+// stat/distuv only.
 package figures
 
 import (
@@ -17,6 +25,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"dpfl/results"
 )
 
@@ -28,6 +38,10 @@ type Options struct {
 	X  string // default "epsilon" (the target privacy.epsilon when varied)
 	Y  string // default "accuracy" (final test accuracy)
 	By string // series; default "aggregator"
+	// Select is the column the hyperparameters are chosen on (the best
+	// mean over seeds); default: final_val_accuracy when the index has it
+	// and y is the final test accuracy, else y.
+	Select string
 }
 
 // aliases map the short names of the command line to index columns, most
@@ -39,6 +53,7 @@ var aliases = map[string][]string{
 	"loss":       {"final_test_loss"},
 	"aggregator": {"aggregator"},
 	"sigma":      {"noise_multiplier"},
+	"validation": {"final_val_accuracy"},
 }
 
 // fixedTwin names the varied path that a fixed column restates: it is not a
@@ -56,9 +71,19 @@ type Point struct {
 	Mean   float64
 	Min    float64
 	Max    float64
-	Seeds  int
-	Hyper  string   // the chosen hyperparameters ("server.lr=1, ...")
-	Dirs   []string // run folders of the chosen runs
+	// CILow and CIHigh bound the 95% Student-t confidence interval of the
+	// mean over seeds (NaN for one seed).
+	CILow, CIHigh float64
+	Seeds         int
+	// Selected is the mean of the selection column (Summary.SelectCol) over
+	// the seeds, which chose the hyperparameters.
+	Selected float64
+	Hyper    string // the chosen hyperparameters ("server.lr=1, ...")
+	// Edges names the chosen hyperparameters whose value is the lowest or
+	// highest numeric value tried at this point ("client.lr=0.1 (lowest of
+	// 4)"): the grid should be widened there.
+	Edges []string
+	Dirs  []string // run folders of the chosen runs
 	// The chosen runs' privacy, from index.csv (distinct values joined by
 	// " / "; empty where the index does not have the column).
 	Delta, Accountant, Sigma, Sensitivity, Participation string
@@ -67,6 +92,7 @@ type Point struct {
 // Summary is a grid's plotted data.
 type Summary struct {
 	XCol, YCol, ByCol string
+	SelectCol         string // the column hyperparameters are chosen on
 	// PopulationX is set when x is the target epsilon of runs with
 	// privacy.population_scale: the epsilon of the simulated larger
 	// population, not of the run's own clients (index column epsilon).
@@ -137,6 +163,14 @@ func Summarize(dir string, o Options) (*Summary, error) {
 	if s.ByCol, err = resolve(t, o.By); err != nil {
 		return nil, err
 	}
+	s.SelectCol = s.YCol
+	if o.Select != "" {
+		if s.SelectCol, err = resolve(t, o.Select); err != nil {
+			return nil, err
+		}
+	} else if s.YCol == "final_accuracy" && hasValues(t, "final_val_accuracy") {
+		s.SelectCol = "final_val_accuracy"
+	}
 	s.Hyper = hyperColumns(t, s.XCol, s.ByCol)
 	groups, keys, err := s.group(t)
 	if err != nil {
@@ -144,7 +178,7 @@ func Summarize(dir string, o Options) (*Summary, error) {
 	}
 	s.index = t
 	s.labels(t)
-	lower := LowerIsBetter(s.YCol)
+	lower := LowerIsBetter(s.SelectCol)
 	for _, k := range keys {
 		best := s.best(t, k, groups[k], lower)
 		if math.IsInf(best.X, 1) {
@@ -269,8 +303,8 @@ func (s *Summary) labels(t *results.Table) {
 }
 
 // best is the point k with its best hyperparameter setting (highest mean
-// y, lowest when lower is better; ties go to the first setting in sorted
-// order), averaged over its seeds.
+// of the selection column, lowest when lower is better; ties go to the
+// first setting in sorted order), with y averaged over its seeds.
 func (s *Summary) best(t *results.Table, k seriesX, settings map[string][]int, lower bool) Point {
 	var best *Point
 	hypers := make([]string, 0, len(settings))
@@ -281,26 +315,106 @@ func (s *Summary) best(t *results.Table, k seriesX, settings map[string][]int, l
 	for _, h := range hypers {
 		rows := settings[h]
 		p := Point{Series: k.series, X: k.x, Min: math.Inf(1), Max: math.Inf(-1), Seeds: len(rows), Hyper: h}
+		ys := make([]float64, 0, len(rows))
 		for _, i := range rows {
-			y := parse(t.Get(i, s.YCol))
-			if math.IsNaN(y) || math.IsInf(y, 0) {
-				y = 0
-				if lower {
-					y = math.Inf(1)
-				}
-			}
-			p.Mean += y / float64(len(rows))
+			y := value(t, i, s.YCol)
+			ys = append(ys, y)
 			p.Min, p.Max = min(p.Min, y), max(p.Max, y)
+			p.Selected += value(t, i, s.SelectCol) / float64(len(rows))
 			p.Dirs = append(p.Dirs, t.Get(i, "dir"))
 		}
+		p.Mean, p.CILow, p.CIHigh = meanCI(ys)
 		p.Delta, p.Accountant = distinct(t, rows, "delta"), distinct(t, rows, "accountant")
 		p.Sigma, p.Sensitivity = distinct(t, rows, "noise_multiplier"), distinct(t, rows, "sensitivity")
 		p.Participation = distinct(t, rows, "participation")
-		if best == nil || (!lower && p.Mean > best.Mean) || (lower && p.Mean < best.Mean) {
+		if best == nil || (!lower && p.Selected > best.Selected) || (lower && p.Selected < best.Selected) {
 			best = &p
 		}
 	}
+	best.Edges = s.edges(t, best.Hyper, settings)
 	return *best
+}
+
+// value is column col of row i, a non-finite or missing value counting as
+// 0 (accuracies) or +Inf (losses), so that diverged runs lose.
+func value(t *results.Table, i int, col string) float64 {
+	y := parse(t.Get(i, col))
+	if math.IsNaN(y) || math.IsInf(y, 0) {
+		y = 0
+		if LowerIsBetter(col) {
+			y = math.Inf(1)
+		}
+	}
+	return y
+}
+
+// meanCI returns the mean of ys and its 95% Student-t confidence interval
+// (NaN bounds for fewer than two values; the mean itself when they are all
+// equal).
+func meanCI(ys []float64) (mean, lo, hi float64) {
+	n := float64(len(ys))
+	for _, y := range ys {
+		mean += y / n
+	}
+	if len(ys) < 2 || math.IsInf(mean, 0) {
+		return mean, math.NaN(), math.NaN()
+	}
+	var ss float64
+	for _, y := range ys {
+		ss += (y - mean) * (y - mean)
+	}
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975) * math.Sqrt(ss/(n-1)/n)
+	return mean, mean - half, mean + half
+}
+
+// edges names the hyperparameters of the chosen setting whose numeric
+// value is the lowest or highest tried at the point (settings are "h=v, ..."
+// strings in the order of s.Hyper).
+func (s *Summary) edges(t *results.Table, chosen string, settings map[string][]int) []string {
+	var out []string
+	values := func(setting string) []string { return strings.Split(setting, ", ") }
+	for setting := range settings {
+		if len(values(setting)) != len(s.Hyper) {
+			return nil // a value holding ", ": not split here
+		}
+	}
+	if len(s.Hyper) == 0 {
+		return nil
+	}
+	for j, h := range s.Hyper {
+		var tried []float64
+		for setting := range settings {
+			v := parse(strings.TrimPrefix(values(setting)[j], h+"="))
+			if !math.IsNaN(v) && !math.IsInf(v, 0) && !slices.Contains(tried, v) {
+				tried = append(tried, v)
+			}
+		}
+		v := parse(strings.TrimPrefix(values(chosen)[j], h+"="))
+		if len(tried) < 2 || math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		switch v {
+		case slices.Min(tried):
+			out = append(out, fmt.Sprintf("%s=%s (lowest of %d)", h, strconv.FormatFloat(v, 'g', -1, 64), len(tried)))
+		case slices.Max(tried):
+			out = append(out, fmt.Sprintf("%s=%s (highest of %d)", h, strconv.FormatFloat(v, 'g', -1, 64), len(tried)))
+		}
+	}
+	return out
+}
+
+// hasValues reports whether the index has column col with a value in some
+// row.
+func hasValues(t *results.Table, col string) bool {
+	if !t.Has(col) {
+		return false
+	}
+	for i := range t.Rows {
+		if t.Get(i, col) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // distinct joins the distinct non-empty values of col over rows with " / ".
@@ -347,18 +461,33 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// WriteBest writes the plotted points as CSV (series, x, mean, min, max,
-// seeds, hyperparameters).
+// WriteBest writes the plotted points as CSV: series, x, y's mean, its 95%
+// t confidence interval (empty for one seed), min and max, seeds, the mean
+// of the selection column (when it is not y), the chosen hyperparameters and
+// those chosen at an edge of the values tried.
 func (s *Summary) WriteBest(path string) error {
-	header := []string{s.ByCol, s.XCol, s.YCol + "_mean", s.YCol + "_min", s.YCol + "_max", "seeds", "chosen"}
+	header := []string{s.ByCol, s.XCol, s.YCol + "_mean", s.YCol + "_ci95_low", s.YCol + "_ci95_high", s.YCol + "_min", s.YCol + "_max", "seeds"}
+	if s.SelectCol != s.YCol {
+		header = append(header, s.SelectCol+"_mean")
+	}
+	header = append(header, "chosen", "at_edge")
 	var rows [][]string
 	for _, p := range append(append([]Point{}, s.Points...), s.Baselines...) {
-		f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+		f := func(v float64) string {
+			if math.IsNaN(v) {
+				return ""
+			}
+			return strconv.FormatFloat(v, 'g', 6, 64)
+		}
 		x := f(p.X)
 		if math.IsInf(p.X, 1) {
 			x = "inf"
 		}
-		rows = append(rows, []string{p.Series, x, f(p.Mean), f(p.Min), f(p.Max), strconv.Itoa(p.Seeds), p.Hyper})
+		row := []string{p.Series, x, f(p.Mean), f(p.CILow), f(p.CIHigh), f(p.Min), f(p.Max), strconv.Itoa(p.Seeds)}
+		if s.SelectCol != s.YCol {
+			row = append(row, f(p.Selected))
+		}
+		rows = append(rows, append(row, p.Hyper, strings.Join(p.Edges, "; ")))
 	}
 	return results.WriteCSV(path, header, rows)
 }

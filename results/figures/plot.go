@@ -55,13 +55,14 @@ type errPoints struct {
 	plotter.YErrors
 }
 
-// PlotX draws y against x, one line per series with min–max bars over seeds
+// PlotX draws y against x, one line per series with bars of the 95% t
+// confidence interval over seeds (none for one seed)
 // and each non-private baseline as a dashed horizontal line; the x axis is
 // logarithmic when every x is positive. The format follows path's extension
 // (.png, .svg, .pdf).
 func (s *Summary) PlotX(path string) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s vs %s (best hyperparameters, mean and range over seeds)", label(s.YCol), s.xTitle())
+	p.Title.Text = fmt.Sprintf("%s vs %s (best hyperparameters, mean over seeds, 95%% t interval)", label(s.YCol), s.xTitle())
 	p.X.Label.Text = s.xLabel()
 	p.Y.Label.Text = s.axisLabel(s.YCol)
 	p.Legend.Top, p.Legend.Left = false, false
@@ -92,7 +93,11 @@ func (s *Summary) PlotX(path string) error {
 		for _, pt := range s.Points {
 			if pt.Series == name && !math.IsInf(pt.Mean, 0) { // diverged (loss +Inf): in best.csv, not drawn
 				e.XYs = append(e.XYs, plotter.XY{X: pt.X, Y: pt.Mean})
-				e.YErrors = append(e.YErrors, struct{ Low, High float64 }{pt.Mean - pt.Min, pt.Max - pt.Mean})
+				lo, hi := pt.Mean-pt.CILow, pt.CIHigh-pt.Mean
+				if math.IsNaN(lo) || math.IsNaN(hi) {
+					lo, hi = 0, 0 // one seed: no interval
+				}
+				e.YErrors = append(e.YErrors, struct{ Low, High float64 }{lo, hi})
 			}
 		}
 		col := plotutil.Color(i)
@@ -223,11 +228,19 @@ func (s *Summary) Report(dir, path string, figs []string) error {
 	if lab := s.axisLabel(s.XCol); lab != label(s.XCol) {
 		xh = esc(s.XCol) + "<br><small>" + esc(s.EpsilonNote()) + "</small>"
 	}
-	fmt.Fprintf(&b, "<h2>Best hyperparameters per point</h2>\n<table>\n<tr><th>%s</th><th>%s</th><th>mean %s</th><th>min</th><th>max</th><th>seeds</th><th>δ</th><th>accountant</th><th>σ</th><th>sensitivity</th><th>participation</th><th>chosen</th></tr>\n",
-		esc(s.ByCol), xh, esc(s.YCol))
+	chosenOn := ""
+	if s.SelectCol != s.YCol {
+		chosenOn = " on " + esc(s.SelectCol)
+	}
+	fmt.Fprintf(&b, "<h2>Best hyperparameters per point</h2>\n<p>Chosen%s; the interval is the 95%% Student-t interval of the mean over seeds.</p>\n<table>\n<tr><th>%s</th><th>%s</th><th>mean %s</th><th>95%% interval</th><th>min</th><th>max</th><th>seeds</th><th>δ</th><th>accountant</th><th>σ</th><th>sensitivity</th><th>participation</th><th>at an edge</th><th>chosen</th></tr>\n",
+		chosenOn, esc(s.ByCol), xh, esc(s.YCol))
 	for _, p := range append(append([]Point{}, s.Points...), s.Baselines...) {
-		fmt.Fprintf(&b, "<tr><td>%s</td><td>%g</td><td>%.4f</td><td>%.4f</td><td>%.4f</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-			esc(p.Series), p.X, p.Mean, p.Min, p.Max, p.Seeds, esc(p.Delta), esc(p.Accountant), esc(p.Sigma), esc(p.Sensitivity), esc(p.Participation), esc(p.Hyper))
+		ci := "—"
+		if !math.IsNaN(p.CILow) {
+			ci = fmt.Sprintf("[%.4f, %.4f]", p.CILow, p.CIHigh)
+		}
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%g</td><td>%.4f</td><td>%s</td><td>%.4f</td><td>%.4f</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+			esc(p.Series), p.X, p.Mean, ci, p.Min, p.Max, p.Seeds, esc(p.Delta), esc(p.Accountant), esc(p.Sigma), esc(p.Sensitivity), esc(p.Participation), esc(strings.Join(p.Edges, "; ")), esc(p.Hyper))
 	}
 	b.WriteString("</table>\n")
 	if s.Skipped > 0 {
