@@ -16,6 +16,7 @@ type Report struct {
 	MeanNorm  float64 // mean pre-clip L2 norm of the finite deltas
 	NoiseStd  float64 // per-coordinate noise std added to the sum
 	NoiseNorm float64 // L2 norm of the noise added to the sum
+	ClipNorm  float64 // adaptive clipping: the clip norm of the round (0: fixed clip)
 }
 
 // ClipFraction reports the fraction of received deltas that were clipped.

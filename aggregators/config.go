@@ -1,6 +1,7 @@
 package aggregators
 
 import (
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -35,6 +36,7 @@ type Config struct {
 	OptimalConfig `yaml:",inline"`
 	BandMFConfig  `yaml:",inline"`
 	NuConfig      `yaml:",inline"`
+	AGDConfig     `yaml:",inline"`
 
 	// Memory (correlated noise): store (keep past latent noise vectors) or
 	// regenerate (O(d) memory: redraw each from its seed); results are
@@ -57,6 +59,21 @@ type Config struct {
 	// sum is sigma · clip · sensitivity. Set it, or privacy.epsilon, not both;
 	// 0 trains without privacy.
 	NoiseMultiplier *float64 `yaml:"noise_multiplier"`
+	// ClipQuantile γ in (0, 1) turns on quantile-based adaptive clipping
+	// (Andrew et al. 2021; AdaptiveClip): the clip norm starts at Clip and
+	// follows the γ-quantile of the clients' update norms, estimated each
+	// round from a noised count of unclipped clients. Default 0: the clip
+	// norm is fixed. Not with kb-poisson sampling.
+	ClipQuantile float64 `yaml:"clip_quantile"`
+	// ClipLR is the geometric update's learning rate η_C (default 0.2, the
+	// paper's, with clip_quantile).
+	ClipLR float64 `yaml:"clip_lr"`
+	// ClipCountStddev is σ_b, the std of the noise on the count of
+	// unclipped clients (default 0: the expected cohort / 20, the paper's
+	// setting, resolved when the run is planned). It is part of the privacy
+	// event: with privacy.epsilon the update's noise multiplier is
+	// calibrated so that the pair meets the target.
+	ClipCountStddev float64 `yaml:"clip_count_stddev"`
 
 	// Set by Normalize: the mechanism name Kind was given as, and how the
 	// keys given with it contradict it.
@@ -116,6 +133,37 @@ func (c *Config) Normalize() {
 	if k.Workload && c.Workload == "" {
 		c.Workload = "prefix"
 	}
+	if c.ClipQuantile != 0 && c.ClipLR == 0 {
+		c.ClipLR = 0.2
+	}
+}
+
+// Adaptive reports whether the clip norm is adaptive (clip_quantile set).
+func (c *Config) Adaptive() bool { return c.ClipQuantile != 0 }
+
+// validateAdaptive reports the problems of the adaptive-clipping keys.
+func (c *Config) validateAdaptive(r Run, add Problems) {
+	if !c.Adaptive() {
+		if c.ClipLR != 0 {
+			add("clip_lr", "only adaptive clipping (clip_quantile) uses it")
+		}
+		if c.ClipCountStddev != 0 {
+			add("clip_count_stddev", "only adaptive clipping (clip_quantile) uses it")
+		}
+		return
+	}
+	if q := c.ClipQuantile; !(q > 0 && q < 1) {
+		add("clip_quantile", "%v must be in (0, 1) (the target quantile of the update norms; 0: fixed clip)", q)
+	}
+	if !(c.ClipLR > 0) || math.IsInf(c.ClipLR, 0) {
+		add("clip_lr", "%v must be a positive finite number", c.ClipLR)
+	}
+	if !(c.ClipCountStddev >= 0) || math.IsInf(c.ClipCountStddev, 0) {
+		add("clip_count_stddev", "%v must be a finite number >= 0 (0: the expected cohort / 20)", c.ClipCountStddev)
+	}
+	if r.Participation.Kind == participation.KBPoisson {
+		add("clip_quantile", "adaptive clipping with kb-poisson sampling is not supported: BandMF's amplification (BMF23 §5) is proved for the update alone, not for the update and the clip count together (use participation kind poisson with dpfedavg, or an unsampled schema)")
+	}
 }
 
 // Validate reports every problem with the (normalized) section through add.
@@ -134,6 +182,7 @@ func (c *Config) Validate(r Run, add Problems) {
 	if c.conflict != "" {
 		add("kind", "%s", c.conflict)
 	}
+	c.validateAdaptive(r, add)
 	// A kind's own keys belong to it alone.
 	for i := range Kinds {
 		o := &Kinds[i]

@@ -10,16 +10,17 @@
 // from the stream ("noise", t), so noise j is the same whatever happened
 // before and a run can resume mid-way.
 //
-// The server optimizer (SGD with optional heavy-ball momentum and a
-// learning-rate schedule of the round) consumes the privatized update; it is
-// post-processing and does not affect privacy. DP-FTRLM (K21 §4.1, momentum
+// The server optimizer (a ServerOptimizer: ServerSGD, SGD with optional
+// heavy-ball momentum, or ServerAdaptive, Reddi et al.'s FedAdam, FedYogi
+// and FedAdagrad; both with a learning-rate schedule of the round) consumes
+// the privatized update; it is post-processing and does not affect privacy. DP-FTRLM (K21 §4.1, momentum
 // on the tree's noisy prefix sums) is exactly the tree's Correlated
 // aggregator followed by ServerSGD with that momentum and LR = 1/λ
 // (TestDPFTRLMIsServerMomentum).
 //
 // Every NoiseSource can Seek to a round: after Seek(t) it streams rounds
 // t, t+1, … bit-identically to an uninterrupted run, so a run resumes from a
-// checkpoint (with ServerSGD.SetMomentumState for the optimizer).
+// checkpoint (with ServerOptimizer.SetState for the optimizer).
 //
 // A Mechanism is one aggregation mechanism as a value (strategy, the
 // participation schema its sensitivity is computed for, sampling,
@@ -27,6 +28,42 @@
 // streaming noise and the Aggregator. DP-FedAvg is the mechanism of
 // strategy.Identity, planned and accounted on the same path as the
 // correlated-noise strategies.
+//
+// Adaptive clipping (AdaptiveClip, Andrew et al. 2021) makes the clip norm
+// follow a target quantile of the update norms, estimated every round from
+// a noisy count of unclipped clients; the count is a second release about
+// the same clients, so it is part of the mechanism's privacy event
+// (Mechanism.WithClipCount, EventThrough). What is proved, and used:
+//   - DP-FedAvg, fixed cohort: each participation releases the update
+//     (sensitivity C_t, noise σ·C_t·sens) and the centered count
+//     (sensitivity ½ under zero-out adjacency, noise σ_b): together a
+//     Gaussian mechanism with 1/z² = 1/σ² + 1/(2σ_b)² (Andrew et al.
+//     Thm 1), composed over a client's participations.
+//   - DP-FedAvg, Poisson sampling: each chance is that pair on a Poisson
+//     sample, one sampled Gaussian with the same z (Andrew et al. §3).
+//   - Correlated noise (tree, optimal-mf, bandmf, nu-ftrl) without
+//     sampling: scale round t's update by 1/C_t (C_t depends only on
+//     earlier noisy counts, so it is public); the normalized updates and
+//     the counts scaled to the update's noise are the input of ONE Gaussian
+//     matrix mechanism with the block-diagonal strategy diag(C, I), whose
+//     sensitivity² is at most sens(C)² + K·(σ·sens/(2σ_b))² for a client
+//     with at most K participations. Its privacy holds for adaptively
+//     chosen inputs (D22 Thm 2.1, any C with Gaussian noise), which covers
+//     the clip norm and the model depending on earlier releases. The event
+//     is μ-GDP with μ² = 1/σ² + K/(4σ_b²): an upper bound (tight when the
+//     pattern that maximizes sens(C) has K participations).
+//
+// What is not proved, and refused: correlated noise under kb-poisson
+// sampling (BandMF's amplification, BMF23 §5, is derived for the update
+// alone; extending it to the pair with the count's identity strategy is
+// plausible but not done here), and population scaling (the count's noise
+// is not scaled to the simulated population). The count's noise must be
+// positive in a private run; when the count alone would spend the target ε
+// the run is refused naming aggregator.clip_count_stddev.
+//
+// DP-AGD (AGD, aggregator kind dp-agd) is not a noise mechanism but a
+// training algorithm with its own releases (noisy gradient, noisy max,
+// re-measurement), each paid from a privacy.Ledger before it is made.
 //
 // Package aggregators imports sim/rng, aggregators/strategy, privacy (the
 // mechanism's events) and participation (the schema value and realized

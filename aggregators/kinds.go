@@ -23,6 +23,10 @@ type Kind struct {
 	// KBPoisson: amplified by kb-poisson sampling (a banded C with at most
 	// participation.b bands).
 	KBPoisson bool
+	// Algorithm: the kind is a training algorithm with its own noise and
+	// accounting (dp-agd), not a noise mechanism: dpfl mechanism does not
+	// list it.
+	Algorithm bool
 
 	params       func(c *Config) any // the kind's own parameters (a struct pointer), nil: none
 	normalize    func(c *Config)
@@ -72,6 +76,13 @@ var Kinds = []Kind{
 		strategy:     func(*Config) string { return "nu" },
 		configure:    func(c *Config, r Run, sc *strategy.Config) { c.NuConfig.configure(sc) },
 		noiseVectors: func(c *Config, rounds, _ int) float64 { return c.NuConfig.noiseVectors(rounds) },
+	},
+	{
+		Name: "dp-agd", Doc: "DP-AGD (LK18): zCDP gradient descent with adaptive per-round budget and noisy-max step sizes; the rounds are an outcome", Algorithm: true,
+		params:    func(c *Config) any { return &c.AGDConfig },
+		normalize: func(c *Config) { c.AGDConfig.normalize() },
+		validate:  func(c *Config, r Run, add Problems) { c.AGDConfig.validate(c, r, add) },
+		strategy:  func(*Config) string { return "identity" },
 	},
 }
 

@@ -2,6 +2,7 @@ package aggregators
 
 import (
 	"fmt"
+	"math"
 
 	"dpfl/aggregators/strategy"
 	"dpfl/participation"
@@ -35,9 +36,35 @@ type Mechanism struct {
 	// Denominator is the fixed divisor of the noisy sum: the target cohort,
 	// or the expected one under sampling.
 	Denominator float64
+	// ClipCount is the noisy count adaptive clipping releases every round
+	// (nil: fixed clipping); see WithClipCount.
+	ClipCount *ClipCount
 	// participations[t] is the most participations of any one client in
 	// rounds 0..t (independent noise without sampling: the rounds compose).
 	participations []int
+	maxK           int // the most participations of any one client in the run
+}
+
+// ClipCount is adaptive clipping's per-round release of the number of
+// unclipped clients, centered (Σ (b_i − ½), so one client changes it by at
+// most ½ under zero-out adjacency) plus N(0, Std²) noise (AdaptiveClip).
+// Relative to its sensitivity ½ its noise multiplier is 2·Std.
+type ClipCount struct{ Std float64 }
+
+// WithClipCount returns a copy of m whose events include adaptive
+// clipping's noisy count with noise std std (σ_b > 0). It is refused for
+// kb-poisson sampling, whose amplification (BMF23 §5) has not been derived
+// for the pair of releases.
+func (m *Mechanism) WithClipCount(std float64) (*Mechanism, error) {
+	if !(std > 0) || math.IsInf(std, 0) {
+		return nil, fmt.Errorf("aggregators: adaptive clipping's count noise std %v must be positive and finite", std)
+	}
+	if m.Sampling != nil && m.Sampling.Groups > 0 {
+		return nil, fmt.Errorf("aggregators: adaptive clipping with kb-poisson sampling is not supported: amplification is proved for the banded update alone, not for the pair of update and count")
+	}
+	c := *m
+	c.ClipCount = &ClipCount{Std: std}
+	return &c, nil
 }
 
 // Sampling is Poisson sampling of the clients.
@@ -86,6 +113,7 @@ func NewMechanism(s strategy.Strategy, declared participation.Schema, sched *par
 		m.Denominator = declared.Q * float64(sched.NumClients) / float64(declared.B)
 	}
 	k := max(1, st.MaxParticipations)
+	m.maxK = k
 	if lim := declared.MaxParticipations(s.N()); m.Sampling == nil && k > lim {
 		return nil, fmt.Errorf("aggregators: realized %d participations exceed the schema's bound of %d", k, lim)
 	}
@@ -160,14 +188,40 @@ func (m *Mechanism) Event(sigma float64) privacy.Event { return m.EventThrough(s
 //     most participations of any client so far;
 //   - correlated noise: one Gaussian mechanism with noise multiplier sigma
 //     (the whole run, see WholeRun).
+//
+// With adaptive clipping (ClipCount) each participation also releases the
+// noisy count, a Gaussian with noise multiplier 2·Std on the same client:
+//   - sampled: each chance is a Poisson-sampled pair, PoissonSampled(q,
+//     Composed(Gaussian(sigma), Gaussian(2·Std))) (Andrew et al. 2021 §3:
+//     the pair is one sampled Gaussian with 1/z² = 1/σ² + 1/(2σ_b)²);
+//   - independent noise: each participation is the pair
+//     Composed(Gaussian(sigma·sens), Gaussian(2·Std));
+//   - correlated noise: Composed(Gaussian(sigma), SelfComposed(
+//     Gaussian(2·Std), K)), K the most participations of any client in the
+//     run: the update and the counts together are one Gaussian matrix
+//     mechanism with the block-diagonal strategy diag(C, I) (see the
+//     package documentation), whose μ² is at most the sum of the two.
 func (m *Mechanism) EventThrough(sigma float64, t int) privacy.Event {
+	var count privacy.Event
+	if m.ClipCount != nil {
+		count = privacy.Gaussian{NoiseMultiplier: 2 * m.ClipCount.Std}
+	}
+	pair := func(update privacy.Event) privacy.Event {
+		if count == nil {
+			return update
+		}
+		return privacy.Composed{Events: []privacy.Event{update, count}}
+	}
 	switch {
 	case m.Sampling != nil:
-		return privacy.SelfComposed{Event: privacy.PoissonSampled{Probability: m.Sampling.Q, Event: privacy.Gaussian{NoiseMultiplier: sigma}}, Count: m.Sampling.chances(t)}
+		return privacy.SelfComposed{Event: privacy.PoissonSampled{Probability: m.Sampling.Q, Event: pair(privacy.Gaussian{NoiseMultiplier: sigma})}, Count: m.Sampling.chances(t)}
 	case m.participations != nil:
-		return privacy.SelfComposed{Event: privacy.Gaussian{NoiseMultiplier: sigma * m.Sensitivity.Value}, Count: m.participations[t-1]}
+		return privacy.SelfComposed{Event: pair(privacy.Gaussian{NoiseMultiplier: sigma * m.Sensitivity.Value}), Count: m.participations[t-1]}
 	}
-	return privacy.Gaussian{NoiseMultiplier: sigma}
+	if count == nil {
+		return privacy.Gaussian{NoiseMultiplier: sigma}
+	}
+	return privacy.Composed{Events: []privacy.Event{privacy.Gaussian{NoiseMultiplier: sigma}, privacy.SelfComposed{Event: count, Count: m.maxK}}}
 }
 
 // NoiseStd is the per-coordinate standard deviation of the noise on the

@@ -59,6 +59,9 @@ func init() {
 	covered := func(f func(Name) bool) bool { return slices.ContainsFunc(Names, f) }
 	for i := range Kinds {
 		k := &Kinds[i]
+		if k.Algorithm {
+			continue
+		}
 		if !covered(func(n Name) bool { return n.Kind == k.Name }) {
 			Names = append(Names, Name{Name: k.Name, Kind: k.Name, Strategy: k.strategy(&Config{Kind: k.Name}), Note: k.Doc})
 		}

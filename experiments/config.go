@@ -138,11 +138,15 @@ type PrivacyConfig struct {
 	AllowLargeDelta bool `yaml:"allow_large_delta"`
 }
 
-// ServerConfig is the server optimizer.
+// ServerConfig is the server optimizer. Every optimizer is post-processing
+// of the privatized updates: none changes the privacy accounting.
 type ServerConfig struct {
-	Optimizer string  `yaml:"optimizer"` // sgd
+	// Optimizer: sgd (the default: SGD with heavy-ball momentum), or the
+	// adaptive optimizers of Reddi et al. 2021 (aggregators.ServerAdaptive):
+	// adam, yogi, adagrad.
+	Optimizer string  `yaml:"optimizer"`
 	LR        float64 `yaml:"lr"`
-	Momentum  float64 `yaml:"momentum"`
+	Momentum  float64 `yaml:"momentum"` // sgd: heavy-ball momentum in [0, 1)
 	// LRSchedule is the learning rate over the rounds: constant (the
 	// default: lr every round), linear or cosine (the shape of the ramps: a
 	// warmup from lr/warmup_rounds up to lr over the first warmup_rounds
@@ -159,6 +163,15 @@ type ServerConfig struct {
 	// last round, in [0, 1] (default 0.05, the cooldown of D22 / NUMBERS
 	// §D.3).
 	FinalLRFraction *float64 `yaml:"final_lr_fraction"`
+	// Beta1 (adam, yogi, adagrad): the first-moment decay β₁ in [0, 1)
+	// (default 0.9).
+	Beta1 *float64 `yaml:"beta1"`
+	// Beta2 (adam, yogi): the second-moment decay β₂ in [0, 1) (default
+	// 0.99, Reddi et al.'s setting).
+	Beta2 *float64 `yaml:"beta2"`
+	// Tau (adam, yogi, adagrad): the adaptivity τ > 0 added to √v (and
+	// v's initial value τ²; default 1e-3).
+	Tau float64 `yaml:"tau"`
 }
 
 // EvalConfig is evaluation on the central test set. Accuracy is the share of

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"dpfl/privacy"
 	"fmt"
 
 	"dpfl/aggregators"
@@ -35,8 +36,39 @@ func (p *Plan) buildMechanism(ctx context.Context, declared participation.Schema
 	if err != nil {
 		return fmt.Errorf("experiments: %w", err)
 	}
+	if ag := p.Config.Aggregator; ag.Adaptive() {
+		// Adaptive clipping's count is released every round: its noise is
+		// part of the mechanism's privacy event (without noise on the
+		// update, nothing is private and the count's noise is kept for the
+		// same clip trajectory's sake).
+		std := ag.ClipCountStddev
+		if std == 0 {
+			std = m.Denominator / 20
+		}
+		p.Privacy.ClipCountStd = std
+		if p.Config.Private() {
+			if m, err = m.WithClipCount(std); err != nil {
+				return fmt.Errorf("experiments: aggregator.clip_quantile: %w", err)
+			}
+		}
+	}
 	p.Mechanism = m
 	return nil
+}
+
+// adaptiveClip wraps the mechanism's aggregator in adaptive clipping when
+// the configuration asks for it.
+func (p *Plan) adaptiveClip(inner *aggregators.Correlated, root rng.Root) (aggregators.Aggregator, error) {
+	ag := p.Config.Aggregator
+	if !ag.Adaptive() {
+		return inner, nil
+	}
+	a, err := aggregators.NewAdaptiveClip(inner, ag.Clip, p.Mechanism.NoiseStd(1, p.Privacy.Sigma), ag.ClipQuantile, ag.ClipLR,
+		p.Privacy.ClipCountStd, p.Mechanism.Denominator, root)
+	if err != nil {
+		return nil, fmt.Errorf("experiments: aggregator.clip_quantile: %w", err)
+	}
+	return a, nil
 }
 
 // buildStrategy optimizes (or loads from the cache) the aggregator's strategy
@@ -93,6 +125,23 @@ func (p *Plan) checkNoiseMemory(d int) error {
 	return nil
 }
 
+// serverOptimizer builds the configured server optimizer.
+func (c *Config) serverOptimizer() aggregators.ServerOptimizer {
+	sv := c.Server
+	rule, ok := map[string]aggregators.AdaptiveRule{"adam": aggregators.Adam, "yogi": aggregators.Yogi, "adagrad": aggregators.Adagrad}[sv.Optimizer]
+	if !ok {
+		return &aggregators.ServerSGD{LR: sv.LR, Momentum: sv.Momentum, Schedule: c.lrSchedule()}
+	}
+	a := &aggregators.ServerAdaptive{Rule: rule, LR: sv.LR, Tau: sv.Tau, Schedule: c.lrSchedule()}
+	if sv.Beta1 != nil {
+		a.Beta1 = *sv.Beta1
+	}
+	if sv.Beta2 != nil {
+		a.Beta2 = *sv.Beta2
+	}
+	return a
+}
+
 // lrSchedule is the server's learning-rate schedule.
 func (c *Config) lrSchedule() aggregators.LRSchedule {
 	sv := c.Server
@@ -102,4 +151,20 @@ func (c *Config) lrSchedule() aggregators.LRSchedule {
 		s.Final = *sv.FinalLRFraction
 	}
 	return s
+}
+
+// newAGD builds DP-AGD's controller with a fresh ledger of the plan's
+// budget.
+func (p *Plan) newAGD(root rng.Root) (*aggregators.AGD, error) {
+	ag, rho := p.Config.Aggregator, p.Privacy.AGDBudget
+	ledger, err := privacy.NewLedger(rho)
+	if err != nil {
+		return nil, fmt.Errorf("experiments: privacy.epsilon: %w", err)
+	}
+	a := &aggregators.AGD{Clip: ag.Clip, LossClip: ag.LossClip, RhoNG: ag.GradientShare * rho, RhoMax: ag.SelectShare * rho,
+		Growth: ag.BudgetGrowth, Steps: ag.StepCandidates, MaxStep: ag.MaxStep, StepEvery: ag.StepEvery, Ledger: ledger, Root: root}
+	if err := a.Validate(); err != nil {
+		return nil, fmt.Errorf("experiments: aggregator: %w", err)
+	}
+	return a, nil
 }

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"dpfl/datasets"
+	"dpfl/privacy"
 	"dpfl/results"
 	"dpfl/sim"
 )
@@ -55,6 +57,9 @@ func (p *Plan) newRecorder(rd *runDir, opts Options, spec *sim.Spec, aud *audito
 	}
 	r.metrics.SetEpsilonColumn(results.EpsilonColumn(epsMethod, cfg.Privacy.Delta, acc.WholeRun))
 	r.epsLabel = results.EpsilonLabel(epsMethod, cfg.Privacy.Delta, acc.WholeRun)
+	if cfg.Aggregator.Adaptive() {
+		r.metrics.SetClipNormColumn()
+	}
 	r.resume()
 	if r.resumed == nil {
 		r.metrics.Keep(nil)
@@ -65,7 +70,7 @@ func (p *Plan) newRecorder(rd *runDir, opts Options, spec *sim.Spec, aud *audito
 		spec.Resume, r.lastAcc = r.resumed, r.resumed.FinalAcc
 	}
 	r.start = time.Now()
-	if opts.CheckpointEvery >= 0 {
+	if opts.CheckpointEvery >= 0 && !cfg.AGD() { // dp-agd's ledger and budgets are not checkpointed: it reruns from the start
 		spec.CheckpointEvery = opts.CheckpointEvery
 		if spec.CheckpointEvery == 0 {
 			spec.CheckpointEvery = cfg.Eval.Every
@@ -106,7 +111,7 @@ func (r *recorder) resume() {
 		return
 	}
 	r.metrics.Keep(keep)
-	r.resumed = &sim.State{Round: ck.Round, Params: ck.Params, Momentum: ck.Momentum, FinalLoss: ck.FinalLoss, FinalAcc: ck.FinalAcc, BestAcc: ck.BestAcc}
+	r.resumed = &sim.State{Round: ck.Round, Params: ck.Params, Momentum: ck.Momentum, AggState: ck.Aggregator, FinalLoss: ck.FinalLoss, FinalAcc: ck.FinalAcc, BestAcc: ck.BestAcc}
 	r.prevWall = ck.WallSeconds
 	logf(r.opts.Log, "%s: resuming after round %d of %d", dir, ck.Round, cfg.Rounds)
 }
@@ -119,7 +124,7 @@ func (r *recorder) checkpoint(st sim.State) error {
 			return err
 		}
 	}
-	return results.WriteCheckpoint(r.ckpt, &results.Checkpoint{RunID: r.rd.id, Round: st.Round, Params: st.Params, Momentum: st.Momentum,
+	return results.WriteCheckpoint(r.ckpt, &results.Checkpoint{RunID: r.rd.id, Round: st.Round, Params: st.Params, Momentum: st.Momentum, Aggregator: st.AggState,
 		FinalLoss: st.FinalLoss, FinalAcc: st.FinalAcc, BestAcc: st.BestAcc, WallSeconds: r.prevWall + time.Since(r.start).Seconds()})
 }
 
@@ -140,7 +145,7 @@ func (r *recorder) round(rd sim.Round) {
 			r.err = err
 		}
 		r.metrics.Add(results.MetricsRow{Round: rd.Round, TrainLoss: rd.TrainLoss, TestLoss: rd.TestLoss, TestAccuracy: rd.TestAcc,
-			Epsilon: eps, Cohort: rd.Cohort, ClipFraction: rd.Report.ClipFraction(), NoiseNorm: rd.Report.NoiseNorm})
+			Epsilon: eps, Cohort: rd.Cohort, ClipFraction: rd.Report.ClipFraction(), NoiseNorm: rd.Report.NoiseNorm, ClipNorm: rd.Report.ClipNorm})
 		if err := r.metrics.Flush(); err != nil && r.err == nil {
 			r.err = err
 		}
@@ -190,6 +195,29 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 			}
 		}
 	}
+	if a := spec.AGD; a != nil {
+		out.ZCDPBudget, out.ZCDPSpent = r.p.Privacy.AGDBudget, a.Ledger.Spent()
+		// The schedule was planned for the most rounds; the budget ran
+		// sum.Rounds of them.
+		count := map[int]int{}
+		out.MaxParticipations = 0
+		for _, ids := range spec.Schedule.Rounds[:sum.Rounds] {
+			for _, id := range ids {
+				count[id]++
+				out.MaxParticipations = max(out.MaxParticipations, count[id])
+			}
+		}
+		if err := writeLedger(filepath.Join(dir, "ledger.csv"), a.Ledger); err != nil {
+			return nil, err
+		}
+	}
+	if status == "complete" {
+		// The model file comes before summary.json, which marks the run
+		// complete: a complete run always has its model.
+		if err := r.p.writeModel(filepath.Join(dir, results.ModelFile), r.rd.id, sum); err != nil {
+			return nil, err
+		}
+	}
 	if err := results.WriteJSON(filepath.Join(dir, "summary.json"), out); err != nil {
 		return nil, err
 	}
@@ -199,4 +227,16 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 		}
 	}
 	return &Outcome{Dir: dir, Summary: out}, nil
+}
+
+// writeLedger writes DP-AGD's expenses, one row per release: the round
+// (1-based), what was released, its zCDP cost and the total after it.
+func writeLedger(path string, l *privacy.Ledger) error {
+	var rows [][]string
+	total := 0.0
+	for _, e := range l.Expenses() {
+		total += e.Rho
+		rows = append(rows, []string{strconv.Itoa(e.Round + 1), e.Label, strconv.FormatFloat(e.Rho, 'g', -1, 64), strconv.FormatFloat(total, 'g', -1, 64)})
+	}
+	return results.WriteCSV(path, []string{"round", "release", "rho", "rho_total"}, rows)
 }

@@ -173,14 +173,25 @@ type Accounting struct {
 	PopulationScale float64
 	PopulationSigma float64
 	Population      privacy.Guarantee
-	mech            *aggregators.Mechanism
-	newAcct         func() privacy.Accountant
+	// ClipCountStd is adaptive clipping's noise std on the count of
+	// unclipped clients (aggregator.clip_count_stddev, or its default);
+	// 0 without adaptive clipping.
+	ClipCountStd float64
+	// AGDBudget is DP-AGD's total zCDP budget ρ (aggregator.kind dp-agd):
+	// the ledger never spends more, and Final is its conversion (the
+	// guarantee whatever the rounds turn out to be); 0 otherwise.
+	AGDBudget float64
+	mech      *aggregators.Mechanism
+	newAcct   func() privacy.Accountant
 }
 
 // EpsilonThrough returns the epsilon spent through round t (0-based).
 func (a *Accounting) EpsilonThrough(t int, delta float64) (float64, error) {
 	if !a.Private {
 		return math.Inf(1), nil
+	}
+	if a.AGDBudget > 0 {
+		return a.Final.Epsilon, nil // the budget's guarantee: an upper bound at every round
 	}
 	acct := a.newAcct()
 	if err := acct.Compose(a.mech.EventThrough(a.Sigma, t+1), 1); err != nil {
@@ -342,6 +353,9 @@ func (p *Plan) calibrate() error {
 	if !a.Private {
 		return nil
 	}
+	if cfg.AGD() {
+		return a.calibrateAGD(cfg)
+	}
 	final := func(sigma float64) (privacy.Guarantee, error) {
 		acct := a.newAcct()
 		if err := acct.Compose(m.Event(sigma), 1); err != nil {
@@ -355,6 +369,13 @@ func (p *Plan) calibrate() error {
 			return err
 		}
 	} else {
+		if m.ClipCount != nil {
+			// The count is released whatever the update's noise: if it
+			// alone spends the target, no update noise can meet it.
+			if g, err := final(1e9); err == nil && g.Epsilon >= *cfg.Privacy.Epsilon {
+				return fmt.Errorf("experiments: aggregator.clip_count_stddev: the clip count's noise (std %g) alone spends ε = %.4g of the target %g; raise it", a.ClipCountStd, g.Epsilon, *cfg.Privacy.Epsilon)
+			}
+		}
 		const relTol = 1e-6
 		a.Sigma, a.Final, err = privacy.Calibrate(*cfg.Privacy.Epsilon, cfg.Privacy.Delta, m.Event, a.newAcct, relTol)
 		if err != nil {
@@ -373,6 +394,34 @@ func (p *Plan) calibrate() error {
 		}
 	}
 	a.NoiseStd = m.NoiseStd(cfg.Aggregator.Clip, a.Sigma)
+	return nil
+}
+
+// calibrateAGD sets DP-AGD's budget: the largest zCDP ρ whose conversion
+// by the configured accountant (zcdp: standard, zcdp-cks: CKS) meets
+// privacy.epsilon at privacy.delta. Final is that ρ's guarantee, accounted
+// as a Gaussian of noise multiplier 1/√(2ρ) (exactly ρ-zCDP); Sigma is the
+// first gradient's noise multiplier.
+func (a *Accounting) calibrateAGD(cfg *Config) error {
+	conv := privacy.ZCDPStandard
+	if cfg.Privacy.Accountant == "zcdp-cks" {
+		conv = privacy.ZCDPCKS
+	}
+	rho, err := privacy.ZCDPBudgetFor(*cfg.Privacy.Epsilon, cfg.Privacy.Delta, conv)
+	if err != nil {
+		return fmt.Errorf("experiments: privacy.epsilon: %w", err)
+	}
+	acct := a.newAcct()
+	if err := acct.Compose(privacy.Gaussian{NoiseMultiplier: privacy.GaussianSigma(rho)}, 1); err != nil {
+		return err
+	}
+	if a.Final, err = acct.Epsilon(cfg.Privacy.Delta); err != nil {
+		return err
+	}
+	a.AGDBudget, a.WholeRun, a.Amplified = rho, true, false
+	a.Sensitivity = 1
+	a.Sigma = privacy.GaussianSigma(cfg.Aggregator.GradientShare * rho)
+	a.NoiseStd = a.Sigma * cfg.Aggregator.Clip
 	return nil
 }
 
@@ -478,9 +527,23 @@ func (p *Plan) simSpec(opts Options) (sim.Spec, error) {
 	if err != nil {
 		return sim.Spec{}, err
 	}
-	server := &aggregators.ServerSGD{LR: cfg.Server.LR, Momentum: cfg.Server.Momentum, Schedule: cfg.lrSchedule()}
-	if err := server.Validate(); err != nil {
+	server := cfg.serverOptimizer()
+	if err := server.Validate(); err != nil && !cfg.AGD() { // dp-agd has no server optimizer
 		return sim.Spec{}, err
+	}
+	sigma := p.Privacy.Sigma
+	if p.underNoise > 0 && p.underNoise < 1 {
+		sigma *= p.underNoise // tests only: a run that under-noises, for the audit's negative control
+	}
+	agg, err := p.adaptiveClip(p.Mechanism.Aggregator(cfg.Aggregator.Clip, sigma, src), root)
+	if err != nil {
+		return sim.Spec{}, err
+	}
+	var agd *aggregators.AGD
+	if cfg.AGD() {
+		if agd, err = p.newAGD(root); err != nil {
+			return sim.Spec{}, err
+		}
 	}
 	data, val := p.Data, (*datasets.Dataset)(nil)
 	if v := cfg.Eval.Validation; v > 0 {
@@ -490,17 +553,14 @@ func (p *Plan) simSpec(opts Options) (sim.Spec, error) {
 		}
 		data = &d
 	}
-	sigma := p.Privacy.Sigma
-	if p.underNoise > 0 && p.underNoise < 1 {
-		sigma *= p.underNoise
-	}
 	return sim.Spec{
+		AGD:        agd,
 		Data:       data,
 		Validation: val,
 		Model:      cfg.Model,
 		Client:     clients.Config{Epochs: cfg.Client.Epochs, BatchSize: cfg.Client.BatchSize, LR: cfg.Client.LR, MaxExamples: cfg.Client.MaxExamples},
 		Schedule:   p.Schedule,
-		Aggregator: p.Mechanism.Aggregator(cfg.Aggregator.Clip, sigma, src),
+		Aggregator: agg,
 		Server:     server,
 		EvalEvery:  cfg.Eval.Every,
 		EvalBatch:  cfg.Eval.Batch,
@@ -538,7 +598,7 @@ func logf(w io.Writer, format string, args ...any) {
 
 // Summary returns the parts of a run summary known before training.
 func (p *Plan) Summary() results.Summary {
-	return results.Summary{Name: p.Config.Name, Report: p.Report()}
+	return results.Summary{Name: p.Config.Name, Report: p.Report(), ClipCountStddev: p.Privacy.ClipCountStd}
 }
 
 // Report is the plan's privacy report: the mechanism, the realized
@@ -573,7 +633,12 @@ func (p *Plan) Report() privacy.Report {
 
 // SensitivityFor says what the sensitivity is of, for displays (see
 // aggregators.Mechanism.SensitivityFor).
-func (p *Plan) SensitivityFor() string { return p.Mechanism.SensitivityFor() }
+func (p *Plan) SensitivityFor() string {
+	if p.Privacy.AGDBudget > 0 {
+		return fmt.Sprintf("of each round's clipped sum; σ is dp-agd's first gradient's, and every release is paid from a zCDP budget ρ = %.6g", p.Privacy.AGDBudget)
+	}
+	return p.Mechanism.SensitivityFor()
+}
 
 // RoundsLine describes the realized schedule: the cohorts (with their fill
 // of the target when there is one), the most participations of any client,

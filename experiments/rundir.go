@@ -71,7 +71,8 @@ func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
 		return nil, fmt.Errorf("summary.json belongs to run %s", s.RunID)
 	case len(rd.inputs.Changed(s.Inputs)) > 0:
 		return nil, fmt.Errorf("summary.json was made from other versions of %s", strings.Join(rd.inputs.Changed(s.Inputs), ", "))
-	case s.Status == "complete" && s.Rounds != cfg.Rounds:
+	case s.Status == "complete" && s.Rounds != cfg.Rounds && !(cfg.AGD() && s.Rounds > 0 && s.Rounds < cfg.Rounds):
+		// (dp-agd completes when its budget is spent, at most rounds)
 		return nil, fmt.Errorf("summary.json says complete after %d of %d rounds", s.Rounds, cfg.Rounds)
 	}
 	b, err := os.ReadFile(filepath.Join(rd.dir, "config.yaml"))
@@ -89,7 +90,11 @@ func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
 	}
 	rows, err := results.ReadMetrics(filepath.Join(rd.dir, "metrics.csv"))
 	if err == nil {
-		err = checkEvalRows(rows, s.Rounds, cfg.Eval.Every, cfg.Rounds)
+		total := cfg.Rounds
+		if cfg.AGD() {
+			total = s.Rounds // dp-agd ends when its budget does: its last round was evaluated
+		}
+		err = checkEvalRows(rows, s.Rounds, cfg.Eval.Every, total)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("metrics.csv does not match summary.json: %w", err)

@@ -16,7 +16,7 @@ import (
 // Known values of the configuration's kind fields.
 var (
 	Availabilities = []string{"always", "diurnal", "trace"}
-	Optimizers     = []string{"sgd"}
+	Optimizers     = []string{"sgd", "adam", "yogi", "adagrad"}
 	LRSchedules    = []string{"constant", "linear", "cosine"}
 )
 
@@ -60,6 +60,9 @@ func (c *Config) Normalize() {
 		if pc.Kind.Sampled() {
 			c.Privacy.Accountant = "rdp"
 		}
+		if c.AGD() {
+			c.Privacy.Accountant = "zcdp-cks" // DP-AGD's ledger is zCDP; the tight conversion
+		}
 	}
 	if c.Server.Optimizer == "" {
 		c.Server.Optimizer = "sgd"
@@ -67,6 +70,19 @@ func (c *Config) Normalize() {
 	sv := &c.Server
 	if sv.LRSchedule == "" {
 		sv.LRSchedule = "constant"
+	}
+	if sv.adaptive() {
+		if sv.Beta1 == nil {
+			b := 0.9
+			sv.Beta1 = &b
+		}
+		if sv.Beta2 == nil && sv.Optimizer != "adagrad" {
+			b := 0.99
+			sv.Beta2 = &b
+		}
+		if sv.Tau == 0 {
+			sv.Tau = 1e-3
+		}
 	}
 	if sv.CooldownRounds > 0 && sv.FinalLRFraction == nil {
 		f := 0.05
@@ -162,16 +178,23 @@ func (l Limits) Validate(c *Config, src *Source) error {
 			add("privacy.population_scale", "has no effect without noise (set privacy.epsilon)")
 		case c.Participation.Kind.Sampled():
 			add("privacy.population_scale", "cannot scale %s sampling: its amplification depends on the population (remove population_scale)", c.Participation.Kind)
+		case c.Aggregator.Adaptive():
+			add("privacy.population_scale", "not with adaptive clipping (aggregator.clip_quantile): the clip count's noise is not scaled to the larger population, so the pair's guarantee would not be the one reported")
 		}
 	}
 	if c.Participation.Kind.Sampled() && (c.Privacy.Accountant == "exact" || strings.HasPrefix(c.Privacy.Accountant, "zcdp")) {
 		add("privacy.accountant", "%s cannot account Poisson sampling (use rdp or pld)", c.Privacy.Accountant)
 	}
 	oneOf("server.optimizer", c.Server.Optimizer, Optimizers)
-	positive("server.lr", c.Server.LR)
+	if c.AGD() {
+		c.validateAGD(add)
+	} else {
+		positive("server.lr", c.Server.LR)
+	}
 	if c.Server.Momentum < 0 || c.Server.Momentum >= 1 {
 		add("server.momentum", "%v must be in [0, 1)", c.Server.Momentum)
 	}
+	c.validateAdaptive(add)
 	c.validateSchedule(add, oneOf)
 	c.validateAudit(add, oneOf, src)
 	positiveInt("eval.every", c.Eval.Every)
@@ -344,4 +367,76 @@ func commaOr(xs []string) string {
 		return strings.Join(xs, "")
 	}
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// adaptive reports whether the server optimizer is one of Reddi et al.'s
+// adaptive ones.
+func (sv *ServerConfig) adaptive() bool {
+	return sv.Optimizer == "adam" || sv.Optimizer == "yogi" || sv.Optimizer == "adagrad"
+}
+
+// validateAdaptive checks the keys of the adaptive server optimizers, and
+// that no other optimizer is given them.
+func (c *Config) validateAdaptive(add addFunc) {
+	sv := &c.Server
+	if !sv.adaptive() {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"beta1", sv.Beta1 != nil}, {"beta2", sv.Beta2 != nil}, {"tau", sv.Tau != 0}} {
+			if k.set {
+				add("server."+k.key, "only server.optimizer adam, yogi and adagrad use it")
+			}
+		}
+		return
+	}
+	if sv.Momentum != 0 {
+		add("server.momentum", "%s has no heavy-ball momentum: its momentum is server.beta1", sv.Optimizer)
+	}
+	if b := sv.Beta1; b != nil && !(*b >= 0 && *b < 1) {
+		add("server.beta1", "%v must be in [0, 1)", *b)
+	}
+	if b := sv.Beta2; b != nil {
+		if sv.Optimizer == "adagrad" {
+			add("server.beta2", "adagrad sums the squared updates: it has no beta2")
+		} else if !(*b >= 0 && *b < 1) {
+			add("server.beta2", "%v must be in [0, 1)", *b)
+		}
+	}
+	if !(sv.Tau > 0) || math.IsInf(sv.Tau, 0) {
+		add("server.tau", "%v must be a positive finite number", sv.Tau)
+	}
+	if c.Aggregator.Workload == "server" {
+		add("aggregator.workload", "server optimizes the factorization for SGD with momentum, whose trajectory is linear in the updates; %s is not (use workload prefix)", sv.Optimizer)
+	}
+}
+
+// AGD reports whether the run trains with DP-AGD (aggregator.kind dp-agd).
+func (c *Config) AGD() bool { return c.Aggregator.Kind == "dp-agd" }
+
+// validateAGD checks what DP-AGD needs besides its own keys: a target ε
+// (its budget), a zCDP accountant, and no server optimizer (it chooses its
+// own steps).
+func (c *Config) validateAGD(add addFunc) {
+	if c.Privacy.Epsilon == nil && c.Aggregator.NoiseMultiplier == nil {
+		return // privacy.epsilon is reported required below
+	}
+	if a := c.Privacy.Accountant; a != "zcdp" && a != "zcdp-cks" {
+		add("privacy.accountant", "dp-agd spends a zCDP budget: use zcdp-cks (the default, the tight conversion) or zcdp")
+	}
+	if c.Privacy.PopulationScale != 0 {
+		add("privacy.population_scale", "not with dp-agd")
+	}
+	sv := c.Server
+	for _, k := range []struct {
+		key string
+		set bool
+	}{
+		{"server.lr", sv.LR != 0}, {"server.momentum", sv.Momentum != 0}, {"server.optimizer", sv.Optimizer != "sgd"},
+		{"server.lr_schedule", sv.LRSchedule != "constant"}, {"server.beta1", sv.Beta1 != nil}, {"server.tau", sv.Tau != 0},
+	} {
+		if k.set {
+			add(k.key, "dp-agd chooses its own steps by noisy max (aggregator.max_step): remove it")
+		}
+	}
 }

@@ -203,3 +203,32 @@ func (s Spec) Estimate(dim, classes float64) Estimate {
 	}
 	return logRegKind.estimate(s, dim, classes)
 }
+
+// Tensor is one named parameter tensor of a model: its shape (row-major)
+// and where its values start in the flat parameter vector.
+type Tensor struct {
+	Name   string
+	Shape  []int
+	Offset int
+}
+
+// Layered is implemented by models whose parameter vector is a sequence of
+// named tensors (every model of this package): dense layers' weights "W0",
+// "W1", … of shape [in, out] (the layer computes x·W + b) and biases "b0",
+// …; convolution filters "conv0", … of shape [out, kh, kw, in] and biases
+// "convb0", …; the lstm's "emb" [vocab, embed], "Wx" [embed, 4·hidden],
+// "Wh" [hidden, 4·hidden], "b" [4·hidden] (gates i, f, g, o), "Wp"
+// [hidden, proj], "bp", "Wo" [proj, vocab], "bo". The tensors are
+// contiguous and in order, covering the vector.
+type Layered interface {
+	Tensors() []Tensor
+}
+
+// Tensors lists the model's parameter tensors in layout order.
+func (m *graphModel) Tensors() []Tensor {
+	out := make([]Tensor, len(m.lay.names))
+	for k, name := range m.lay.names {
+		out[k] = Tensor{Name: name, Shape: []int(m.lay.shapes[k].Clone()), Offset: m.lay.offs[k]}
+	}
+	return out
+}

@@ -65,7 +65,11 @@
 // mechanism_calibration.py), keeping a bracket and shrinking it by regula
 // falsi; the PLD accountant first calibrates a coarse pilot of itself, so
 // that 2,000 sampled steps calibrate in a few tenths of a second.
-// [ZCDPBudget] is the largest zCDP rho that a target (epsilon, delta) allows.
+// [ZCDPBudget] is the largest zCDP rho that a target (epsilon, delta) allows
+// ([ZCDPBudgetFor] for either conversion). [Ledger] is a zCDP budget that is
+// spent round by round and refuses overspending: DP-AGD (LK18;
+// aggregators.AGD, aggregator kind dp-agd) pays every release from one, its
+// total the largest rho whose conversion meets the target.
 //
 // # Which accountant reproduces which published number
 //

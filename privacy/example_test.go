@@ -43,3 +43,21 @@ func ExampleCalibrate() {
 	fmt.Printf("σ = %.5f, %v\n", sigma, g)
 	// Output: σ = 4.22468, ε = 1.000 at δ = 1e-06 (exact-gdp)
 }
+
+// A zCDP budget for (1, 1e-5)-DP spent by an adaptive algorithm.
+func ExampleLedger() {
+	l, err := privacy.NewLedgerForTarget(1, 1e-5)
+	if err != nil {
+		panic(err)
+	}
+	rho := l.Total() / 10
+	for round := 0; l.CanSpend(rho); round++ {
+		_ = l.SpendGaussian(round, "gradient", privacy.GaussianSigma(rho))
+	}
+	fmt.Printf("total ρ = %.5f, %d expenses, remaining %.1g\n", l.Total(), len(l.Expenses()), l.Remaining())
+	err = l.Spend(10, "gradient", rho)
+	fmt.Println(err != nil)
+	// Output:
+	// total ρ = 0.02082, 10 expenses, remaining 0
+	// true
+}

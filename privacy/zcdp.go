@@ -275,3 +275,39 @@ func ZCDPBudget(epsilon, delta float64) (float64, error) {
 	s := epsilon / (math.Sqrt(epsilon+l) + math.Sqrt(l)) // = sqrt(eps+l) - sqrt(l), no cancellation
 	return s * s, nil
 }
+
+// ZCDPBudgetFor returns the largest rho whose conversion conv gives at most
+// epsilon at delta: ZCDPBudget's closed form for ZCDPStandard; for ZCDPCKS
+// (never looser, so its budget is at least the standard one) a bisection on
+// rho between the standard budget and the rho whose standard conversion
+// gives 4·epsilon, to relative 1e-12, keeping the side that meets epsilon.
+func ZCDPBudgetFor(epsilon, delta float64, conv ZCDPConversion) (float64, error) {
+	lo, err := ZCDPBudget(epsilon, delta)
+	if err != nil || conv == ZCDPStandard {
+		return lo, err
+	}
+	if conv != ZCDPCKS {
+		return 0, fmt.Errorf("privacy: unknown zCDP conversion %d", int(conv))
+	}
+	hi, _ := ZCDPBudget(4*epsilon, delta)
+	eps := func(rho float64) (float64, error) {
+		g, err := zcdpEpsilon(rho, delta, conv)
+		return g.Epsilon, err
+	}
+	if e, err := eps(hi); err != nil || e <= epsilon {
+		return 0, fmt.Errorf("privacy: zCDP budget for ε = %g at δ = %g: conversion %v does not bracket it (%v)", epsilon, delta, conv, err)
+	}
+	for i := 0; i < 200 && hi-lo > 1e-12*lo; i++ {
+		mid := (lo + hi) / 2
+		e, err := eps(mid)
+		if err != nil {
+			return 0, err
+		}
+		if e <= epsilon {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}

@@ -14,10 +14,14 @@ import (
 // it with bit-identical results (the schedule, data and noise are
 // regenerated from the seed).
 type Checkpoint struct {
-	RunID       string
-	Round       int       // rounds completed
-	Params      []float32 // global model
-	Momentum    []float64 // server momentum buffer (nil: none)
+	RunID    string
+	Round    int       // rounds completed
+	Params   []float32 // global model
+	Momentum []float64 // server optimizer state (nil: none)
+	// Aggregator is the aggregator's own state (adaptive clipping: the
+	// clip norm; nil: none). It is written after the other fields only when
+	// present, so checkpoints without it are those of earlier versions.
+	Aggregator  []float64
 	FinalLoss   float64
 	FinalAcc    float64
 	BestAcc     float64
@@ -52,6 +56,10 @@ func WriteCheckpoint(path string, c *Checkpoint) error {
 	put(c.Params)
 	put(int64(len(c.Momentum)))
 	put(c.Momentum)
+	if len(c.Aggregator) > 0 {
+		put(int64(len(c.Aggregator)))
+		put(c.Aggregator)
+	}
 	sum := sha256.Sum256(b.Bytes())
 	b.Write(sum[:])
 	return WriteFileAtomic(path, b.Bytes())
@@ -111,6 +119,15 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 	if nm > 0 {
 		c.Momentum = make([]float64, nm)
 		get(c.Momentum)
+	}
+	if err == nil && r.Len() > 0 {
+		var na int64
+		get(&na)
+		if err != nil || na <= 0 || na*8 > int64(r.Len()) {
+			return nil, bad("bad aggregator state length")
+		}
+		c.Aggregator = make([]float64, na)
+		get(c.Aggregator)
 	}
 	if err != nil || r.Len() != 0 || c.Round < 0 || math.IsNaN(c.BestAcc) {
 		return nil, bad("malformed fields")

@@ -28,3 +28,33 @@ func TestOldCheckpointRefused(t *testing.T) {
 		t.Fatalf("version 1: %v; want ErrBadCheckpoint naming the older format", err)
 	}
 }
+
+// TestCheckpointAggregatorState: the aggregator's state (adaptive
+// clipping's clip norm) round-trips; a checkpoint without it has the bytes
+// of the format before the field existed (its fields end at the momentum).
+func TestCheckpointAggregatorState(t *testing.T) {
+	dir := t.TempDir()
+	with := &Checkpoint{RunID: "abc", Round: 3, Params: []float32{1, 2}, Momentum: []float64{0.5, 0.25}, Aggregator: []float64{0.37}}
+	p := filepath.Join(dir, "a.bin")
+	if err := WriteCheckpoint(p, with); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadCheckpoint(p)
+	if err != nil || len(got.Aggregator) != 1 || got.Aggregator[0] != 0.37 || got.Momentum[1] != 0.25 {
+		t.Fatalf("%v %+v", err, got)
+	}
+	without := *with
+	without.Aggregator = nil
+	q := filepath.Join(dir, "b.bin")
+	if err := WriteCheckpoint(q, &without); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(p)
+	b, _ := os.ReadFile(q)
+	if len(a) != len(b)+16 {
+		t.Fatalf("with state %d bytes, without %d: want 16 more (length and one float64)", len(a), len(b))
+	}
+	if got, err := ReadCheckpoint(q); err != nil || got.Aggregator != nil {
+		t.Fatalf("%v %+v", err, got)
+	}
+}

@@ -7,8 +7,13 @@
 //
 //	config.yaml   the normalized configuration (every default filled in)
 //	metrics.csv   round, train_loss, test_loss, test_accuracy,
-//	              epsilon[accountant;delta=D] (or ...;whole_run]), ...
+//	              epsilon[accountant;delta=D] (or ...;whole_run]), cohort,
+//	              clip_fraction, noise_norm, and clip_norm with adaptive
+//	              clipping
 //	summary.json  final and best accuracy, epsilon, delta, sigma, wall time
+//	model.safetensors  the final global model of a completed run
+//	              (safetensors: float32 tensors named by layer)
+//	ledger.csv    DP-AGD only: every release (round, what, zCDP rho, total)
 //	participation.json  the realized schedule: participations histogram,
 //	              smallest separation, and per round the cohort fill,
 //	              eligible clients, waits and simulated UTC hour
@@ -125,14 +130,23 @@ type MetricsRow struct {
 	Cohort       int
 	ClipFraction float64
 	NoiseNorm    float64
+	ClipNorm     float64 // adaptive clipping: the round's clip norm (the clip_norm column, written only when SetClipNormColumn)
 }
+
+// ClipNormColumn is the header of the column metrics.csv has after
+// MetricsHeader's when the run clips adaptively: the round's clip norm.
+const ClipNormColumn = "clip_norm"
 
 // Metrics accumulates rows and rewrites metrics.csv atomically on Flush.
 type Metrics struct {
 	path   string
 	epsCol string // header of the epsilon column ("" = "epsilon")
+	clip   bool   // write the clip_norm column
 	rows   []MetricsRow
 }
+
+// SetClipNormColumn adds the clip_norm column (adaptive clipping).
+func (m *Metrics) SetClipNormColumn() { m.clip = true }
 
 // SetEpsilonColumn sets the header of the epsilon column (EpsilonColumn).
 func (m *Metrics) SetEpsilonColumn(name string) { m.epsCol = name }
@@ -158,11 +172,19 @@ func (m *Metrics) Flush() error {
 			strconv.Itoa(r.Round), formatFloat(r.TrainLoss), formatFloat(r.TestLoss), formatFloat(r.TestAccuracy),
 			formatFloat(r.Epsilon), strconv.Itoa(r.Cohort), formatFloat(r.ClipFraction), formatFloat(r.NoiseNorm),
 		}
+		if m.clip {
+			rows[i] = append(rows[i], formatFloat(r.ClipNorm))
+		}
 	}
 	header := MetricsHeader
-	if m.epsCol != "" {
+	if m.epsCol != "" || m.clip {
 		header = append([]string{}, MetricsHeader...)
-		header[4] = m.epsCol
+		if m.epsCol != "" {
+			header[4] = m.epsCol
+		}
+		if m.clip {
+			header = append(header, ClipNormColumn)
+		}
 	}
 	return WriteCSV(m.path, header, rows)
 }
@@ -194,6 +216,14 @@ type Summary struct {
 	WallSeconds float64
 	ResumedFrom int // the checkpoint round a resumed run continued from
 	Workers     int
+	// ClipCountStddev is adaptive clipping's noise std on the count of
+	// unclipped clients (0 without adaptive clipping); the count is part of
+	// the privacy event epsilon accounts.
+	ClipCountStddev float64
+	// DP-AGD (aggregator.kind dp-agd): the zCDP budget ρ its ledger held
+	// (epsilon is its conversion) and what the run spent of it (ledger.csv
+	// lists every release). Rounds is the rounds it could pay for.
+	ZCDPBudget, ZCDPSpent float64
 	// Inputs are the fingerprints of the input files the run read (trace,
 	// corpus, data files), keyed by the configuration key naming them.
 	Inputs map[string]string
@@ -229,7 +259,8 @@ var summaryForm = privacy.NewForm(Summary{},
 	"min_separation=MinSeparation", "wall_seconds=WallSeconds", "resumed_from_round=ResumedFrom,omitempty",
 	"population_scale=PopulationScale,omitempty", "population_epsilon=PopulationEpsilon,omitempty",
 	"population_noise_multiplier=PopulationNoiseMultiplier,omitempty",
-	"workers=Workers", "inputs=Inputs,omitempty", "audit=Audit,omitempty")
+	"workers=Workers", "clip_count_stddev=ClipCountStddev,omitempty",
+	"zcdp_budget=ZCDPBudget,omitempty", "zcdp_spent=ZCDPSpent,omitempty", "inputs=Inputs,omitempty", "audit=Audit,omitempty")
 
 // MarshalJSON writes s in summary.json's form.
 func (s Summary) MarshalJSON() ([]byte, error) { return summaryForm.Marshal(&s) }
@@ -276,6 +307,12 @@ func ReadMetrics(path string) ([]MetricsRow, error) {
 		r.Cohort, errs[5] = strconv.Atoi(rec[5])
 		r.ClipFraction, errs[6] = strconv.ParseFloat(rec[6], 64)
 		r.NoiseNorm, errs[7] = strconv.ParseFloat(rec[7], 64)
+		if len(recs[0]) > len(MetricsHeader) && recs[0][len(MetricsHeader)] == ClipNormColumn && len(rec) > len(MetricsHeader) {
+			var e error
+			if r.ClipNorm, e = strconv.ParseFloat(rec[len(MetricsHeader)], 64); e != nil {
+				return nil, fmt.Errorf("results: %s line %d: %w", path, i+2, e)
+			}
+		}
 		for _, e := range errs {
 			if e != nil {
 				return nil, fmt.Errorf("results: %s line %d: %w", path, i+2, e)

@@ -37,7 +37,7 @@ type Spec struct {
 	Client     clients.Config
 	Schedule   *participation.Schedule // planned and audited by the caller
 	Aggregator aggregators.Aggregator
-	Server     *aggregators.ServerSGD
+	Server     aggregators.ServerOptimizer
 	EvalEvery  int // evaluate after every EvalEvery rounds and after the last
 	EvalBatch  int // rows per evaluation batch (default 500)
 	// Validation, if not nil, is evaluated beside Data.Test at every
@@ -65,6 +65,13 @@ type Spec struct {
 	// noised like any other; it takes no part in the train loss. Canary must
 	// be safe for concurrent use (workers call it in parallel).
 	Canary func(id int, delta []float32) bool
+
+	// AGD, if not nil, runs DP-AGD (aggregators.AGD) instead of Aggregator
+	// and Server: each round's step is chosen by its noisy max over the
+	// cohort's clipped losses, and the run ends when its ledger cannot pay
+	// for another round (Summary.Rounds is then below the schedule's). It
+	// cannot resume from a checkpoint (Resume must be nil).
+	AGD *aggregators.AGD
 }
 
 // State is the loop's state after a completed round: everything a run needs
@@ -72,7 +79,8 @@ type Spec struct {
 type State struct {
 	Round     int       // rounds completed
 	Params    []float32 // global model
-	Momentum  []float64 // server momentum buffer (nil: none)
+	Momentum  []float64 // server optimizer state (aggregators.ServerOptimizer.State; nil: none)
+	AggState  []float64 // the aggregator's state when it is Stateful (adaptive clipping: the clip norm; nil: none)
 	FinalLoss float64   // last evaluation so far
 	FinalAcc  float64
 	BestAcc   float64
@@ -82,6 +90,13 @@ type State struct {
 // from the seed).
 type Seeker interface {
 	Seek(t int) error
+}
+
+// Stateful is an aggregator with state of its own that the seed does not
+// determine (adaptive clipping's clip norm): checkpoints save it.
+type Stateful interface {
+	State() []float64
+	SetState(s []float64) error
 }
 
 // Round is what the loop reports after each round.
@@ -98,6 +113,7 @@ type Round struct {
 	// noisy sum divided by the denominator), before the server optimizer;
 	// it belongs to the loop and is valid only during the round hook.
 	Update []float32
+	AGD    aggregators.AGDRound // DP-AGD's round (Spec.AGD)
 }
 
 // Summary is the outcome of a run.
@@ -141,6 +157,9 @@ func Run(ctx context.Context, s Spec, onRound func(Round)) (Summary, error) {
 		if err := ctx.Err(); err != nil {
 			return r.stop(ctx, err)
 		}
+		if s.AGD != nil && !s.AGD.Affordable() {
+			break // the budget is spent: the rounds so far are the run
+		}
 		rd, stopErr, err := r.round(ctx, t)
 		if stopErr != nil {
 			return r.stop(ctx, stopErr)
@@ -173,6 +192,7 @@ type runner struct {
 	pool          *pool
 	sum           Summary
 	saved         int // rounds covered by the last checkpoint (or the resume point)
+	agd           *agdState
 }
 
 func newRunner(s Spec) (*runner, error) {
@@ -187,6 +207,17 @@ func newRunner(s Spec) (*runner, error) {
 			return nil, err
 		}
 		if r.evals[w], err = s.Model.Build(train.Dim, train.Classes, s.EvalBatch); err != nil {
+			return nil, err
+		}
+	}
+	if s.AGD != nil {
+		if s.Resume != nil {
+			return nil, errors.New("sim: dp-agd cannot resume from a checkpoint")
+		}
+		if err := s.AGD.Validate(); err != nil {
+			return nil, err
+		}
+		if err := r.agdModels(); err != nil {
 			return nil, err
 		}
 	}
@@ -211,9 +242,6 @@ func (r *runner) resume() error {
 	if st.Round < 0 || st.Round > len(s.Schedule.Rounds) {
 		return fmt.Errorf("sim: checkpoint after round %d of a %d-round schedule", st.Round, len(s.Schedule.Rounds))
 	}
-	if st.Momentum != nil && len(st.Momentum) != len(r.theta) {
-		return fmt.Errorf("sim: checkpoint has a momentum buffer of %d values for %d parameters", len(st.Momentum), len(r.theta))
-	}
 	sk, ok := s.Aggregator.(Seeker)
 	if !ok {
 		return fmt.Errorf("sim: aggregator %T cannot resume mid-run", s.Aggregator)
@@ -221,8 +249,17 @@ func (r *runner) resume() error {
 	if err := sk.Seek(st.Round); err != nil {
 		return err
 	}
+	if sa, ok := s.Aggregator.(Stateful); ok {
+		if err := sa.SetState(st.AggState); err != nil {
+			return fmt.Errorf("sim: checkpoint: %w", err)
+		}
+	} else if len(st.AggState) > 0 {
+		return fmt.Errorf("sim: checkpoint has aggregator state, aggregator %T keeps none", s.Aggregator)
+	}
+	if err := s.Server.SetState(st.Momentum, len(r.theta)); err != nil {
+		return fmt.Errorf("sim: checkpoint: %w", err)
+	}
 	copy(r.theta, st.Params)
-	s.Server.SetMomentumState(st.Momentum)
 	r.saved = st.Round
 	r.sum.Rounds, r.sum.FinalLoss, r.sum.FinalAcc, r.sum.BestAcc = st.Round, st.FinalLoss, st.FinalAcc, st.BestAcc
 	return nil
@@ -234,7 +271,10 @@ func (r *runner) checkpoint() error {
 		return nil
 	}
 	st := State{Round: r.sum.Rounds, Params: r.theta, FinalLoss: r.sum.FinalLoss, FinalAcc: r.sum.FinalAcc, BestAcc: r.sum.BestAcc}
-	st.Momentum = r.s.Server.MomentumState()
+	st.Momentum = r.s.Server.State()
+	if sa, ok := r.s.Aggregator.(Stateful); ok {
+		st.AggState = sa.State()
+	}
 	r.saved = r.sum.Rounds
 	return r.s.Checkpoint(st)
 }
@@ -280,7 +320,12 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 		}
 		return res.Loss, err
 	}, func(err error) { trainErr = err }, func(loss float64) { lossSum += loss })
-	rep, err := s.Aggregator.Aggregate(r.update, t, deltas)
+	var rep aggregators.Report
+	if s.AGD != nil {
+		rep, err = s.AGD.Gradient(t, deltas, len(r.theta))
+	} else {
+		rep, err = s.Aggregator.Aggregate(r.update, t, deltas)
+	}
 	for _, c := range canary {
 		if c {
 			trained--
@@ -295,7 +340,14 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 	if err := ctx.Err(); err != nil {
 		return rd, err, nil
 	}
-	s.Server.Step(r.theta, r.update, t)
+	if s.AGD != nil {
+		if err := r.agdStep(ctx, t, cohort); err != nil {
+			return rd, err, nil
+		}
+		rd.AGD = s.AGD.Last()
+	} else {
+		s.Server.Step(r.theta, r.update, t)
+	}
 	if !finite(r.theta) {
 		return rd, nil, fmt.Errorf("%w after round %d", ErrDiverged, t+1)
 	}
@@ -303,7 +355,8 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 	if trained > 0 {
 		rd.TrainLoss = lossSum / float64(trained)
 	}
-	if (t+1)%s.EvalEvery == 0 || t+1 == len(s.Schedule.Rounds) {
+	last := t+1 == len(s.Schedule.Rounds) || (s.AGD != nil && !s.AGD.Affordable())
+	if (t+1)%s.EvalEvery == 0 || last {
 		loss, acc, err := evaluate(ctx, r.evals, r.theta, s.Data.Test, s.EvalBatch)
 		if err != nil {
 			return rd, nil, err
@@ -486,4 +539,25 @@ func evaluate(ctx context.Context, evals []models.Model, theta []float32, test *
 		return 0, 0, errors.New("sim: evaluation scored nothing")
 	}
 	return total.LossSum / float64(total.Count), float64(total.Correct) / float64(total.Count), nil
+}
+
+// Evaluate returns the mean loss and accuracy of the parameters theta of a
+// model of spec (built for inputs of dim and classes) on the test set, in
+// batches of evalBatch rows (default 500) on workers evaluators (default 1):
+// the computation Run does after its rounds, so a run's saved final model
+// scores its final accuracy bit for bit.
+func Evaluate(ctx context.Context, spec models.Spec, dim, classes int, theta []float32, test *datasets.Dataset, evalBatch, workers int) (loss, acc float64, err error) {
+	if evalBatch <= 0 {
+		evalBatch = 500
+	}
+	evals := make([]models.Model, max(1, workers))
+	for w := range evals {
+		if evals[w], err = spec.Build(dim, classes, evalBatch); err != nil {
+			return 0, 0, err
+		}
+	}
+	if n := evals[0].NumParams(); n != len(theta) {
+		return 0, 0, fmt.Errorf("sim: %d parameters for a model of %d", len(theta), n)
+	}
+	return evaluate(ctx, evals, theta, test, evalBatch)
 }

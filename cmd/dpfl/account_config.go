@@ -16,6 +16,9 @@ import (
 type configAccount struct {
 	Config string
 	privacy.Report
+	// Adaptive clipping (aggregator.clip_quantile): the target quantile and
+	// the noise std on the count of unclipped clients, part of the event.
+	ClipQuantile, ClipCountStddev float64
 }
 
 // configForm is its -json form. Strategy, sensitivity_for (the
@@ -30,7 +33,8 @@ var configForm = privacy.NewForm(configAccount{},
 	"sensitivity_exact=SensitivityExact", "sigma=NoiseMultiplier", "calibrated=Calibrated", "noise_std=NoiseStd",
 	"denominator=Denominator", "epsilon=Epsilon", "delta=Delta", "accountant=Accountant", "order=Order,omitempty",
 	"guarantee=Guarantee", "population_scale=PopulationScale,omitempty", "population_sigma=PopulationNoiseMultiplier,omitempty",
-	"population_epsilon=PopulationEpsilon,omitempty", "population_guarantee=PopulationGuarantee,omitempty")
+	"population_epsilon=PopulationEpsilon,omitempty", "population_guarantee=PopulationGuarantee,omitempty",
+	"clip_quantile=ClipQuantile,omitempty", "clip_count_stddev=ClipCountStddev,omitempty")
 
 // MarshalJSON writes a in its -json form.
 func (a configAccount) MarshalJSON() ([]byte, error) { return configForm.Marshal(&a) }
@@ -56,7 +60,7 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(stderr, "dpfl account: warning: %s\n", w)
 	}
-	out := configAccount{Config: path, Report: plan.Report()}
+	out := configAccount{Config: path, Report: plan.Report(), ClipQuantile: cfg.Aggregator.ClipQuantile, ClipCountStddev: plan.Privacy.ClipCountStd}
 	correlated := !plan.Mechanism.Independent() // DP-FedAvg's strategy (C = I) is not listed
 	if asJSON {
 		b, _ := json.MarshalIndent(out, "", "  ")
@@ -64,7 +68,11 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 		return exitOK
 	}
 	fmt.Fprintf(stdout, "config:         %s\n", path)
-	fmt.Fprintf(stdout, "aggregator:     %s (clip %g)\n", out.Mechanism, out.Clip)
+	if out.ClipQuantile > 0 {
+		fmt.Fprintf(stdout, "aggregator:     %s (adaptive clip from %g to the %g-quantile of the update norms; count noise std %g)\n", out.Mechanism, out.Clip, out.ClipQuantile, out.ClipCountStddev)
+	} else {
+		fmt.Fprintf(stdout, "aggregator:     %s (clip %g)\n", out.Mechanism, out.Clip)
+	}
 	fmt.Fprintf(stdout, "participation:  %s\n", out.Participation)
 	fmt.Fprintf(stdout, "rounds:         %s\n", plan.RoundsLine())
 	if correlated {
@@ -83,8 +91,23 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	if s := out.PopulationScale; s > 1 {
 		how = fmt.Sprintf("the simulated population's σ = %.6g (%s) divided by privacy.population_scale = %g", out.PopulationNoiseMultiplier, how, s)
 	}
+	if out.ClipQuantile > 0 {
+		how += "; the update's multiplier: with the clip count's release the pair meets ε"
+	}
+	if cfg.Aggregator.Kind == "dp-agd" {
+		how = fmt.Sprintf("dp-agd's first gradient: 1/√(2·%g·ρ), ρ = %.6g the zCDP budget of ε = %g at δ = %g by %s",
+			cfg.Aggregator.GradientShare, plan.Privacy.AGDBudget, *cfg.Privacy.Epsilon, cfg.Privacy.Delta, cfg.Privacy.Accountant)
+	}
 	fmt.Fprintf(stdout, "sigma:          %.6g (%s)\n", out.NoiseMultiplier, how)
-	fmt.Fprintf(stdout, "noise std:      %.6g on the clipped sum, %.6g on the average (divided by %g)\n", out.NoiseStd, out.NoiseStd/out.Denominator, out.Denominator)
+	if cfg.Aggregator.Kind == "dp-agd" {
+		fmt.Fprintf(stdout, "noise std:      %.6g on the clipped sum of the first gradient (dp-agd normalizes the noisy sum and picks its step by noisy max; the rounds are those the budget pays for)\n", out.NoiseStd)
+	} else {
+		fmt.Fprintf(stdout, "noise std:      %.6g on the clipped sum, %.6g on the average (divided by %g)", out.NoiseStd, out.NoiseStd/out.Denominator, out.Denominator)
+		if out.ClipQuantile > 0 {
+			fmt.Fprint(stdout, " at the initial clip; it follows the clip norm")
+		}
+		fmt.Fprintln(stdout)
+	}
 	fmt.Fprintf(stdout, "epsilon:        %s (this run's clients)\n", out.Guarantee)
 	if out.PopulationScale > 1 {
 		fmt.Fprintf(stdout, "population:     %s for a population %g times larger with %g times the cohort and the same participation pattern\n",

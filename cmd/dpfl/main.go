@@ -36,6 +36,7 @@ type command struct {
 var commands = []command{
 	{"account", "privacy accounting: epsilon for a config or a mechanism, or sigma for a target epsilon", cmdAccount},
 	{"data", "partition statistics of a federated dataset, with a histogram plot", cmdData},
+	{"eval", "evaluate a completed run's saved model (model.safetensors) on a test set", cmdEval},
 	{"grid", "run an experiment grid (resumable, shardable) and plot accuracy vs epsilon", cmdGrid},
 	{"mechanism", "offline comparison of noise strategies: sensitivity, expected error, cost", cmdMechanism},
 	{"plot", "plot a grid's results: accuracy vs epsilon per aggregator, accuracy vs round", cmdPlot},
