@@ -109,6 +109,16 @@ func (c *Config) validateAudit(add addFunc, oneOf oneOfFunc, src *Source) {
 		add("audit.canaries", "%d is too few: at least %d (half inserted, half held out, a normal fitted to each; a few hundred give a useful interval)", a.Canaries, minCanaries)
 	}
 	oneOf("audit.observe", a.Observe, AuditObserves)
+	// The every-round statistic whitens the released aggregates by the
+	// mechanism's fixed noise correlation at a fixed clip norm; DP-AGD
+	// releases averaged re-measurements and adaptive clipping moves the
+	// clip, so neither fits the estimate as derived.
+	if c.AGD() {
+		add("audit.canaries", "not with aggregator.kind dp-agd (its releases are not the fixed-noise aggregates the estimate assumes)")
+	}
+	if c.Aggregator.ClipQuantile != 0 {
+		add("audit.canaries", "not with aggregator.clip_quantile (the estimate assumes a fixed clip norm)")
+	}
 	if !c.Private() && c.Privacy.Delta == 0 && src.Line("privacy.delta") == 0 {
 		add("privacy.delta", "required with audit.canaries: the delta the empirical epsilon is estimated at")
 	} else if !c.Private() && !(c.Privacy.Delta > 0 && c.Privacy.Delta < 1) {

@@ -294,3 +294,21 @@ func TestAuditPoisson(t *testing.T) {
 		t.Errorf("every-round statistic under sampling: %q", a.Estimates[0].Statistic)
 	}
 }
+
+// TestAuditRefusesAdaptive: an audit with DP-AGD or adaptive clipping is
+// refused, naming audit.canaries; the same configs without it load.
+func TestAuditRefusesAdaptive(t *testing.T) {
+	for _, f := range []string{"dp-agd.yaml", "adaptive-clip.yaml"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := Load(b, f); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		y := strings.Replace(string(b), "\nprivacy:", "\naudit:\n  canaries: 100\nprivacy:", 1)
+		if _, _, err := Load([]byte(y), f); err == nil || !strings.Contains(err.Error(), "audit.canaries: not with") {
+			t.Errorf("%s with canaries: %v", f, err)
+		}
+	}
+}
