@@ -65,6 +65,23 @@
 // training algorithm with its own releases (noisy gradient, noisy max,
 // re-measurement), each paid from a privacy.Ledger before it is made.
 //
+// Adding an aggregator kind touches three files (CONTRIBUTING.md walks
+// through them):
+//
+//   - aggregators/strategy/NAME.go: its strategy, a strategy.Strategy (with
+//     the optional interfaces that apply), registered by strategy.Register
+//     in the file's init function; its own parameters are a type of that
+//     file, read by its Builder from strategy.Config.Params.
+//   - aggregators/kinds.go: its entry in Kinds (name, doc, flags, and the
+//     functions giving its parameters, defaults, validation, strategy name,
+//     strategy configuration and noise memory), with its parameter struct.
+//   - aggregators/config.go: that struct inlined at the end of Config (only
+//     when it has YAML keys).
+//
+// Names (one mechanism name per kind and strategy), dpfl mechanism, and
+// experiments' decoding, validation, planning, accounting and memory
+// estimate read these tables; nothing else changes.
+//
 // Package aggregators imports sim/rng, aggregators/strategy, privacy (the
 // mechanism's events) and participation (the schema value and realized
 // schedule); it never imports training code.

@@ -38,8 +38,9 @@ type Kind struct {
 
 // Kinds lists the aggregator kinds. To add one: its strategy in
 // aggregators/strategy (a Strategy, built by strategy.Build under a new
-// name), its entry here with its own parameter struct and validation, and
-// that struct inlined at the end of Config (config.go).
+// name, its own parameters in strategy.Config.Params), its entry here with
+// its own parameter struct and validation (configure sets Params), and that
+// struct inlined at the end of Config (config.go); see the package doc.
 var Kinds = []Kind{
 	{
 		Name: "dpfedavg", Doc: "DP-FedAvg: independent Gaussian noise every round (C = I)", KBPoisson: true,

@@ -8,6 +8,17 @@
 // calibrates the noise for a target epsilon, builds the runtime objects and
 // runs them, writing results through package results.
 //
+// Adding an aggregator kind, a dataset or a model touches no file of this
+// package: decoding, defaults, validation, loading, planning, the memory
+// estimate and the run ID read the tables aggregators.Kinds, datasets.Kinds
+// and models.Kinds. An aggregator kind touches three files (its strategy's
+// file in aggregators/strategy, aggregators/kinds.go and
+// aggregators/config.go), a dataset two (its file in datasets, and
+// datasets/config.go for its Kinds entry and its key struct inlined in
+// Config) and a model two (its file in models, and models/model.go for its
+// Kinds entry and a Spec field for a new key); CONTRIBUTING.md walks
+// through each.
+//
 // Package experiments imports sim and everything sim is built from (datasets,
 // models, clients, participation, aggregators, privacy) plus results; nothing
 // imports it but cmd/dpfl.

@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -143,20 +144,27 @@ func (s Spec) Validate(add Problems) {
 	if k == nil {
 		return
 	}
+	reported := map[string]bool{}
 	if k.validate != nil {
-		k.validate(s, add)
+		k.validate(s, func(key, format string, args ...any) {
+			reported[key] = true
+			add(key, format, args...)
+		})
 	}
 	for i, h := range s.Hidden {
 		if h <= 0 {
 			add(fmt.Sprintf("hidden[%d]", i), "width %d must be positive", h)
 		}
 	}
-	for _, key := range []struct {
-		name string
-		set  bool
-	}{{"embed", s.Embed != 0}, {"proj", s.Proj != 0}} {
-		if key.set && !slices.Contains(k.Uses, key.name) {
-			add(key.name, "only model kind %s uses it", strings.Join(kindsUsing(key.name), " or "))
+	// A key of Spec the kind does not use must be unset (unless the kind's
+	// own validation said so in its words).
+	v := reflect.ValueOf(s)
+	for i := range v.NumField() {
+		key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		f := v.Field(i)
+		set := !f.IsZero() && (f.Kind() != reflect.Slice || f.Len() > 0)
+		if key != "kind" && key != "-" && set && !reported[key] && !slices.Contains(k.Uses, key) {
+			add(key, "only model kind %s uses it", strings.Join(kindsUsing(key), " or "))
 		}
 	}
 }
