@@ -153,104 +153,129 @@ func leafFile(path string, how leafRead, fn func(user string, data leafUser) err
 		}
 		return fmt.Errorf("datasets: LEAF file %s: %w", path, err)
 	}
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
-	delim := func(want json.Delim) error {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		if d, ok := tok.(json.Delim); !ok || d != want {
-			return fmt.Errorf("want %q, found %v", want, tok)
-		}
-		return nil
-	}
-	if err := delim('{'); err != nil {
+	r := &leafReader{dec: json.NewDecoder(bufio.NewReaderSize(f, 1<<20)), seen: map[string]int{}}
+	if err := r.delim('{'); err != nil {
 		return fail(err)
 	}
-	var (
-		listed  []string
-		samples []int
-		seen    = map[string]int{} // user -> examples (-1: skipped)
-		order   []string
-		hasData bool
-	)
-	for dec.More() {
-		tok, err := dec.Token()
+	for r.dec.More() {
+		tok, err := r.dec.Token()
 		if err != nil {
 			return fail(err)
 		}
 		switch key, _ := tok.(string); key {
 		case "users":
-			err = dec.Decode(&listed)
+			err = r.dec.Decode(&r.listed)
 		case "num_samples":
-			err = dec.Decode(&samples)
+			err = r.dec.Decode(&r.samples)
 		case "user_data":
-			hasData = true
-			if err = delim('{'); err != nil {
-				break
+			r.hasData = true
+			if err = r.userData(how, fn); err != nil {
+				return fail(err)
 			}
-			for dec.More() {
-				tok, err := dec.Token()
-				if err != nil {
-					return fail(err)
-				}
-				user, _ := tok.(string)
-				if _, dup := seen[user]; dup {
-					return fail(fmt.Errorf("user %q appears twice in user_data", user))
-				}
-				order = append(order, user)
-				if how.keep != nil && !how.keep([]byte(user)) {
-					seen[user] = -1
-					if err := dec.Decode(&skipValue{}); err != nil {
-						return fail(fmt.Errorf("user %q: %w", user, err))
-					}
-					continue
-				}
-				var data leafUser
-				if how.labelsOnly {
-					var l leafLabels
-					err = dec.Decode(&l)
-					data.Y = l.Y
-				} else {
-					err = dec.Decode(&data)
-					if err == nil && len(data.X) != len(data.Y) {
-						err = fmt.Errorf("%d x but %d y", len(data.X), len(data.Y))
-					}
-				}
-				if err != nil {
-					return fail(fmt.Errorf("user %q: %w", user, err))
-				}
-				seen[user] = len(data.Y)
-				if err := fn(user, data); err != nil {
-					return fail(fmt.Errorf("user %q: %w", user, err))
-				}
-			}
-			err = delim('}')
 		default:
-			err = dec.Decode(&skipValue{})
+			err = r.dec.Decode(&skipValue{})
 		}
 		if err != nil {
 			return fail(fmt.Errorf("%v: %w", tok, err))
 		}
 	}
-	if err := delim('}'); err != nil {
+	if err := r.delim('}'); err != nil {
 		return fail(err)
 	}
-	if !hasData {
-		return fail(errors.New("no user_data"))
+	if err := r.check(); err != nil {
+		return fail(err)
 	}
-	if listed != nil {
-		if len(listed) != len(order) {
-			return fail(fmt.Errorf("users lists %d users, user_data has %d", len(listed), len(order)))
+	return nil
+}
+
+// leafReader is the state of reading one LEAF JSON file.
+type leafReader struct {
+	dec     *json.Decoder
+	listed  []string
+	samples []int
+	seen    map[string]int // user -> examples (-1: skipped)
+	order   []string
+	hasData bool
+}
+
+// delim reads the delimiter want.
+func (r *leafReader) delim(want json.Delim) error {
+	tok, err := r.dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != want {
+		return fmt.Errorf("want %q, found %v", want, tok)
+	}
+	return nil
+}
+
+// userData reads the user_data object, user by user, calling fn with each
+// kept user's examples.
+func (r *leafReader) userData(how leafRead, fn func(user string, data leafUser) error) error {
+	if err := r.delim('{'); err != nil {
+		return fmt.Errorf("user_data: %w", err)
+	}
+	for r.dec.More() {
+		tok, err := r.dec.Token()
+		if err != nil {
+			return err
 		}
-		for i, u := range listed {
-			n, ok := seen[u]
-			if !ok {
-				return fail(fmt.Errorf("user %q is listed in users but has no user_data", u))
+		user, _ := tok.(string)
+		if _, dup := r.seen[user]; dup {
+			return fmt.Errorf("user %q appears twice in user_data", user)
+		}
+		r.order = append(r.order, user)
+		if how.keep != nil && !how.keep([]byte(user)) {
+			r.seen[user] = -1
+			if err := r.dec.Decode(&skipValue{}); err != nil {
+				return fmt.Errorf("user %q: %w", user, err)
 			}
-			if samples != nil && (len(samples) != len(listed) || n >= 0 && samples[i] != n) {
-				return fail(fmt.Errorf("num_samples does not match user_data for user %q (%d examples)", u, n))
+			continue
+		}
+		var data leafUser
+		if how.labelsOnly {
+			var l leafLabels
+			err = r.dec.Decode(&l)
+			data.Y = l.Y
+		} else {
+			err = r.dec.Decode(&data)
+			if err == nil && len(data.X) != len(data.Y) {
+				err = fmt.Errorf("%d x but %d y", len(data.X), len(data.Y))
 			}
+		}
+		if err != nil {
+			return fmt.Errorf("user %q: %w", user, err)
+		}
+		r.seen[user] = len(data.Y)
+		if err := fn(user, data); err != nil {
+			return fmt.Errorf("user %q: %w", user, err)
+		}
+	}
+	if err := r.delim('}'); err != nil {
+		return fmt.Errorf("user_data: %w", err)
+	}
+	return nil
+}
+
+// check compares users and num_samples, when given, with user_data.
+func (r *leafReader) check() error {
+	if !r.hasData {
+		return errors.New("no user_data")
+	}
+	if r.listed == nil {
+		return nil
+	}
+	if len(r.listed) != len(r.order) {
+		return fmt.Errorf("users lists %d users, user_data has %d", len(r.listed), len(r.order))
+	}
+	for i, u := range r.listed {
+		n, ok := r.seen[u]
+		if !ok {
+			return fmt.Errorf("user %q is listed in users but has no user_data", u)
+		}
+		if r.samples != nil && (len(r.samples) != len(r.listed) || n >= 0 && r.samples[i] != n) {
+			return fmt.Errorf("num_samples does not match user_data for user %q (%d examples)", u, n)
 		}
 	}
 	return nil
