@@ -69,7 +69,10 @@ const zeroTol = 1e-12
 //     column-orthogonal strategies) or X ≥ 0 elementwise (1ᵀX_ππ1); otherwise
 //     the Prop. E.1 upper bound max_π Σ_{i,j∈π} |X_ij|.
 //   - MinSep: exact VecSens(diag X) when X is B-banded; otherwise the Thm 3
-//     upper bound VecSens(u), u_i = VecSens(|X_i,:|).
+//     upper bound VecSens(u), u_i = VecSens(|X_i,:|). Toeplitz strategies
+//     with nonnegative non-increasing coefficients (ν-DP-FTRL, BLT) are exact
+//     through ToeplitzSensitivity instead; for dense X ≥ 0 (multi-epoch MF)
+//     no exact method is known and the bound stays, Exact false.
 func SensitivityOf(X *mat.SymDense, p participation.Schema) (Sensitivity, error) {
 	check(p)
 	n := X.SymmetricDim()

@@ -1,0 +1,79 @@
+package strategy
+
+import (
+	"math"
+
+	"dpfl/participation"
+)
+
+// Sensitivity of lower-triangular Toeplitz encoders C (ν-DP-FTRL, BLT),
+// given by their first column c (C_ij = c_{i−j}, i ≥ j).
+//
+// When c is nonnegative and non-increasing (c_0 ≥ c_1 ≥ … ≥ 0), the worst
+// participation pattern under b-min-sep (at most k participations) and under
+// (k,b)-participation is π* = {0, b, 2b, …, (k̂−1)b}, k̂ = min(k, ⌈n/b⌉):
+// C ≥ 0 makes the supremum over unit-norm rows collinear, so sens² =
+// max_π 1ᵀX_ππ1 = max_π Σ_{i,j∈π} ⟨C e_i, C e_j⟩ (ALGORITHMS.md §2.3), and
+// for columns i < j the inner product Σ_{t<n−j} c_t c_{t+j−i} does not
+// increase when j−i grows (c non-increasing) nor when j grows (fewer
+// nonnegative terms). Every pattern has at most k̂ elements whose a-th and
+// c-th differ by at least |a−c|·b and start at 0 or later, so each term of
+// its sum is at most the matching term of π*, which is itself a pattern of
+// both schemas. Hence sens² = ‖C·1_π*‖², computed in O(n·k̂) without
+// forming X (McMahan et al. 2024, "Hassle-free", Thm 2; jax_privacy
+// toeplitz.minsep_sensitivity_squared). The tests check it against brute
+// force over all patterns on small n.
+//
+// Otherwise no exact method is known here: callers fall back to
+// SensitivityOf on the Gram matrix (BMF23 Thm 3 upper bound under min-sep).
+
+// toeplitzMonotone reports whether c is nonnegative and non-increasing.
+func toeplitzMonotone(c []float64) bool {
+	for t, x := range c {
+		if !(x >= 0) || math.IsInf(x, 0) || (t > 0 && x > c[t-1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// ToeplitzSensitivity returns the exact sensitivity under p of the n×n
+// lower-triangular Toeplitz C whose first column starts with c (missing
+// entries are 0, entries past n are ignored), and true, when c is
+// nonnegative and non-increasing; otherwise the zero Sensitivity and false.
+func ToeplitzSensitivity(c []float64, n int, p participation.Schema) (Sensitivity, bool) {
+	check(p)
+	if n < 1 {
+		panic("strategy: non-positive n")
+	}
+	if len(c) > n {
+		c = c[:n]
+	}
+	if !toeplitzMonotone(c) {
+		return Sensitivity{}, false
+	}
+	p = clamp(p, n)
+	k, b := 1, n
+	method := "max column norm"
+	switch p.Kind {
+	case participation.KB:
+		k, b = p.K, p.B
+		method = "Toeplitz C>=0 non-increasing: pattern {0,b,...} (exact)"
+	case participation.MinSep:
+		k, b = p.K, p.B
+		method = "Toeplitz C>=0 non-increasing: min-sep pattern {0,b,...} (exact)"
+	}
+	k = min(k, ceilDiv(n, b))
+	ss := 0.0
+	// Row t of C·1_π* is Σ_{a<k, ab≤t} c_{t−ab}.
+	for t := 0; t < n; t++ {
+		v := 0.0
+		for a := 0; a < k && a*b <= t; a++ {
+			if j := t - a*b; j < len(c) {
+				v += c[j]
+			}
+		}
+		ss += v * v
+	}
+	return Sensitivity{Value: math.Sqrt(ss), Exact: true, Method: method}, true
+}
