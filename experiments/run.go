@@ -512,6 +512,7 @@ func logf(w io.Writer, format string, args ...any) {
 func (p *Plan) Summary() results.Summary {
 	cfg := p.Config
 	return results.Summary{
+		Nu:   p.Mechanism.Parameters().Nu,
 		Name: cfg.Name, Delta: cfg.Privacy.Delta,
 		NoiseMultiplier: p.Privacy.Sigma, Sensitivity: p.Privacy.Sensitivity, NoiseStd: p.Privacy.NoiseStd,
 		Participation: cfg.Participation.describe(p.Clients), SensitivityFor: p.SensitivityFor(),

@@ -179,12 +179,17 @@ type Summary struct {
 	Sensitivity     float64  `json:"sensitivity"`               // L2 sensitivity of the mechanism (clip = 1)
 	SensitivityFor  string   `json:"sensitivity_for,omitempty"` // what it is of (a sampled round, a strategy under a participation, k participations)
 	NoiseStd        float64  `json:"noise_std"`                 // per-coordinate std of the noise on the sum
-	Participation   string   `json:"participation"`
-	MaxPerClient    int      `json:"max_participations"` // most rounds any one client took part in
-	MeanFill        float64  `json:"mean_cohort_fill"`   // mean of cohort / target over rounds
-	MinSeparation   int      `json:"min_separation"`     // smallest gap between two participations of a client (0: none repeated)
-	WallSeconds     float64  `json:"wall_seconds"`
-	ResumedFrom     int      `json:"resumed_from_round,omitempty"` // the checkpoint round a resumed run continued from
+	// Nu is the ν of a nu-ftrl run: aggregator.nu, or the one tuned for
+	// the rounds when it is not set. It is here and not in config.yaml,
+	// whose keys make the run ID: writing the tuned value there would
+	// change the IDs of existing runs.
+	Nu            *float64 `json:"nu,omitempty"`
+	Participation string   `json:"participation"`
+	MaxPerClient  int      `json:"max_participations"` // most rounds any one client took part in
+	MeanFill      float64  `json:"mean_cohort_fill"`   // mean of cohort / target over rounds
+	MinSeparation int      `json:"min_separation"`     // smallest gap between two participations of a client (0: none repeated)
+	WallSeconds   float64  `json:"wall_seconds"`
+	ResumedFrom   int      `json:"resumed_from_round,omitempty"` // the checkpoint round a resumed run continued from
 	// Population scaling (privacy.population_scale): the simulated larger
 	// population's scale, epsilon and noise multiplier. Epsilon above is
 	// always that of this run's own clients.

@@ -141,17 +141,21 @@ func buildTree(cfg Config, est TreeEstimator) (Strategy, error) {
 
 func buildNu(cfg Config) (Strategy, error) {
 	n := cfg.Workload.N()
-	nu := cfg.Nu
-	if nu < 0 {
+	nu, tuned := cfg.Nu, cfg.Nu < 0
+	if tuned {
 		nu = TuneNu(n, 0.0005)
 	}
-	if nu >= 1 {
+	if !(nu < 1) {
 		return nil, fmt.Errorf("strategy: nu %v outside [0,1)", nu)
 	}
+	var s *Nu
 	if cfg.NuBands > 0 {
-		return NewNuBanded(n, nu, cfg.NuBands), nil
+		s = NewNuBanded(n, nu, cfg.NuBands)
+	} else {
+		s = NewNu(n, nu)
 	}
-	return NewNu(n, nu), nil
+	s.tuned = tuned
+	return s, nil
 }
 
 func buildMultiEpoch(ctx context.Context, name string, cfg Config) (Strategy, error) {

@@ -29,14 +29,16 @@ import (
 type Nu struct {
 	n     int
 	nu    float64
-	bands int // number of coefficients of C kept (n: all)
+	tuned bool // ν was tuned by Build (Config.Nu < 0), not given
+	bands int  // number of coefficients of C kept (n: all)
 	c, ci []float64
 }
 
 var (
-	_ Strategy = (*Nu)(nil)
-	_ Analyzed = (*Nu)(nil)
-	_ Banded   = (*Nu)(nil)
+	_ Strategy      = (*Nu)(nil)
+	_ Analyzed      = (*Nu)(nil)
+	_ Banded        = (*Nu)(nil)
+	_ Parameterized = (*Nu)(nil)
 )
 
 // NewNu returns ν-DP-FTRL for n rounds, ν in [0,1).
@@ -106,6 +108,12 @@ func (s *Nu) N() int { return s.n }
 
 // Nu returns ν.
 func (s *Nu) Nu() float64 { return s.nu }
+
+// Parameters reports ν, and whether Build tuned it.
+func (s *Nu) Parameters() Parameters {
+	nu := s.nu
+	return Parameters{Nu: &nu, NuTuned: s.tuned}
+}
 
 // Coefficients returns copies of the Toeplitz coefficients of C and C⁻¹
 // (first columns; those of the truncated C and its inverse when banded).

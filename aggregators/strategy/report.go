@@ -21,6 +21,10 @@ type Report struct {
 	NoiseTime         float64          `json:"noise_time_per_round_d"`
 	NoiseMemory       float64          `json:"noise_memory_per_round_d"`
 	NoiseNote         string           `json:"noise_note,omitempty"`
+	Nu                *float64         `json:"nu,omitempty"`       // ν of ν-DP-FTRL
+	NuTuned           bool             `json:"nu_tuned,omitempty"` // ν was tuned, not given
+	BLTTheta          []float64        `json:"blt_theta,omitempty"`
+	BLTOmega          []float64        `json:"blt_omega,omitempty"`
 	Optimizer         *OptimizerReport `json:"optimizer,omitempty"`
 	Error             string           `json:"error,omitempty"`
 }
@@ -47,6 +51,7 @@ func NewReport(c Comparison, workload string) Report {
 		SensitivitySingle: m.SingleSensitivity,
 		Loss:              m.Loss, RMSE: m.RMSE, MaxRoundStd: m.MaxRoundStd, Residual: m.Residual,
 		NoiseTime: m.Cost.Time, NoiseMemory: m.Cost.Memory, NoiseNote: m.Cost.Note,
+		Nu: m.Parameters.Nu, NuTuned: m.Parameters.NuTuned, BLTTheta: m.Parameters.Theta, BLTOmega: m.Parameters.Omega,
 	}
 	if st := c.Status; st != nil {
 		r.Optimizer = &OptimizerReport{Method: st.Method, Iterations: st.Iterations, Evals: st.Evals,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -70,6 +71,48 @@ type PrefixWeighted interface {
 	PrefixWeights() (*mat.Dense, error)
 }
 
+// Parameterized is implemented by strategies with parameters chosen when
+// they are built (ν-DP-FTRL's ν, tuned or given; BLT's buffers), for
+// reports.
+type Parameterized interface {
+	Parameters() Parameters
+}
+
+// Parameters are a strategy's own parameters, as reports show them; unset
+// fields do not apply.
+type Parameters struct {
+	Nu      *float64 // ν of ν-DP-FTRL
+	NuTuned bool     // ν was tuned (by the prefix-sum loss), not given
+	// Theta and Omega are a BLT's buffer decays θ and output scales ω:
+	// C = I + Σ_i ω_i · (Toeplitz of θ_i^{t−1}, t ≥ 1).
+	Theta, Omega []float64
+}
+
+// String is the parameters in one line ("" when there are none), e.g.
+// "ν = 0.0135 (tuned)".
+func (p Parameters) String() string {
+	var parts []string
+	if p.Nu != nil {
+		s := fmt.Sprintf("ν = %g", *p.Nu)
+		if p.NuTuned {
+			s += " (tuned)"
+		}
+		parts = append(parts, s)
+	}
+	if len(p.Theta) > 0 {
+		parts = append(parts, fmt.Sprintf("θ = %s, ω = %s", floatList(p.Theta), floatList(p.Omega)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func floatList(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprintf("%.6g", x)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
 // Cost is the per-round cost of streaming the noise, in units of the model
 // dimension d (e.g. Time = 3 means about 3·d floating-point multiply-adds,
 // Memory = 3 means 3 vectors of length d kept between rounds).
@@ -112,6 +155,7 @@ type Metrics struct {
 	MaxRoundStd       float64 // sens·max_t ‖B_t,:‖: std of the worst round's error
 	Residual          float64 // ‖B C − A‖_F / ‖A‖_F
 	Cost              Cost
+	Parameters        Parameters // the strategy's own (Parameterized), if any
 }
 
 // Evaluate computes the decoder of s for w and its error metrics under p;
@@ -151,6 +195,10 @@ func Evaluate(s Strategy, w *Workload, p participation.Schema) (Metrics, error) 
 	bc.Sub(&bc, w.A())
 	res := mat.Norm(&bc, 2) / mat.Norm(w.A(), 2)
 	loss := sens.Value * sens.Value * fro2
+	var params Parameters
+	if ps, ok := s.(Parameterized); ok {
+		params = ps.Parameters()
+	}
 	return Metrics{
 		Strategy:          s.String(),
 		N:                 n,
@@ -163,6 +211,7 @@ func Evaluate(s Strategy, w *Workload, p participation.Schema) (Metrics, error) 
 		MaxRoundStd:       sens.Value * math.Sqrt(worst),
 		Residual:          res,
 		Cost:              a.Cost(),
+		Parameters:        params,
 	}, nil
 }
 

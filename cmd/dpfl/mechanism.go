@@ -297,7 +297,11 @@ func writeMechanismTable(w io.Writer, req mechanismRequest, rows []strategy.Comp
 		if !m.Sensitivity.Exact {
 			ex = "bound"
 		}
-		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%.6g\t%.6g\t%.6g\t%g\t%g\t%s\t\n", displayName(m.Strategy), m.Sensitivity.Value, ex, m.Loss, m.RMSE, m.MaxRoundStd, m.Cost.Time, m.Cost.Memory, statusLine(r.Status))
+		opt := statusLine(r.Status)
+		if ps := m.Parameters.String(); ps != "" {
+			opt += "; " + ps
+		}
+		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%.6g\t%.6g\t%.6g\t%g\t%g\t%s\t\n", displayName(m.Strategy), m.Sensitivity.Value, ex, m.Loss, m.RMSE, m.MaxRoundStd, m.Cost.Time, m.Cost.Memory, opt)
 	}
 	tw.Flush()
 }
@@ -343,6 +347,9 @@ func writeMechanismText(w io.Writer, c strategy.Comparison) {
 	fmt.Fprintf(w, "mechanism       %s\n", displayName(m.Strategy))
 	fmt.Fprintf(w, "strategy        %s\n", m.Strategy)
 	fmt.Fprintf(w, "n               %d\n", m.N)
+	if ps := m.Parameters.String(); ps != "" {
+		fmt.Fprintf(w, "parameters      %s\n", ps)
+	}
 	fmt.Fprintf(w, "participation   %s\n", m.Participation)
 	fmt.Fprintf(w, "sensitivity     %.10g (%s; %s)\n", m.Sensitivity.Value, ex, m.Sensitivity.Method)
 	fmt.Fprintf(w, "loss            %.10g   (sens^2 ||B||_F^2, sigma = 1)\n", m.Loss)

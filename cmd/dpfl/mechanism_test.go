@@ -228,3 +228,29 @@ func TestMechanismNuBands(t *testing.T) {
 		t.Fatalf("-nu-bands 41: exit %d, %q", code, errs)
 	}
 }
+
+// TestMechanismNuShown: the ν of ν-DP-FTRL is in the output, tuned (JSON nu
+// and nu_tuned, text "parameters ν = … (tuned)", table's optimizer column)
+// or given (-nu); under b-min-sep its sensitivity is exact.
+func TestMechanismNuShown(t *testing.T) {
+	want := strategy.TuneNu(60, 0.0005)
+	code, out, errs := runMechanism(t, "-n", "60", "-json", "-strategy", "nu-ftrl", "-participation", "minsep", "-k", "4", "-b", "10")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["nu"] != want || got["nu_tuned"] != true || got["sensitivity_exact"] != true {
+		t.Fatalf("JSON %v, want nu %v tuned, exact sensitivity", got, want)
+	}
+	code, out, errs = runMechanism(t, "-n", "60", "-strategy", "nu-ftrl", "-nu", "0.02")
+	if code != 0 || !strings.Contains(out, "parameters      ν = 0.02\n") {
+		t.Fatalf("exit %d, text %q %s", code, out, errs)
+	}
+	code, out, errs = runMechanism(t, "-n", "16", "-cache", "")
+	if code != 0 || !strings.Contains(out, "closed form; ν = ") || !strings.Contains(out, "(tuned)") {
+		t.Fatalf("exit %d, table %q %s", code, out, errs)
+	}
+}
