@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -18,12 +19,20 @@ import (
 
 const mechanismUsageHead = `Usage:
   dpfl mechanism -n N [-strategy NAME] [-bands B] [-nu V] [-nu-bands B] [-participation single|kb|minsep]
-                 [-k K] [-b B] [-workload prefix|momentum] [-momentum BETA] [-gap G]
-                 [-reltol R] [-maxiter N] [-progress] [-cache DIR] [-max-memory GB] [-json]
+                 [-k K] [-b B] [-workload prefix|momentum|identity] [-momentum BETA]
+                 [-lr-schedule constant|linear|cosine -warmup N -cooldown N -final-lr F]
+                 [-workload-file FILE] [-gap G] [-reltol R] [-maxiter N] [-progress] [-cache DIR]
+                 [-max-memory GB] [-json]
 
 Prints a mechanism's sensitivity, loss (sens^2 ||B||_F^2, sigma = 1), rmse (sqrt(loss/n)),
 worst per-round error (std of the noisiest round), noise cost per round in units of the
-model dimension d, and the optimizer status. Without -strategy, compares all mechanisms
+model dimension d, and the optimizer status. The workload A is what the error is measured on
+and the optimized strategies are optimized for: prefix sums (default), A = I (identity),
+SGD with heavy-ball momentum (momentum), either with a server learning-rate schedule
+(-lr-schedule, as the run keys server.lr_schedule, warmup_rounds, cooldown_rounds and
+final_lr_fraction: A = S diag(eta) M_beta, the aggregator workload "server"), or any
+lower-triangular invertible A read from -workload-file (one row per line, entries separated
+by spaces or commas, # comments; -n may be left out). Without -strategy, compares all mechanisms
 for the given n and participation, best first. Mechanisms have the names a run's
 aggregator.kind takes (tree-online is kind tree with estimator online; multi-epoch is
 optimal-mf with multi_epoch: true); the -f variants, evaluated here only, drop the
@@ -82,8 +91,13 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 		part     = fs.String("participation", "single", "single, kb ((k,b)-participation) or minsep (b-min-sep, at most k)")
 		k        = fs.Int("k", 1, "maximum participations (kb, minsep)")
 		b        = fs.Int("b", 0, "separation between participations (kb, minsep)")
-		wl       = fs.String("workload", "prefix", "prefix or momentum")
+		wl       = fs.String("workload", "prefix", "prefix, momentum or identity")
 		momentum = fs.Float64("momentum", 0.9, "momentum beta of the momentum workload, in [0,1)")
+		wlFile   = fs.String("workload-file", "", "read the workload matrix A from this text `file` (instead of -workload)")
+		lrShape  = fs.String("lr-schedule", "constant", "learning-rate schedule of the prefix or momentum workload: constant, linear or cosine")
+		warmup   = fs.Int("warmup", 0, "rounds of learning-rate warmup (-lr-schedule linear or cosine)")
+		cooldown = fs.Int("cooldown", 0, "rounds of learning-rate cooldown (-lr-schedule linear or cosine)")
+		finalLR  = fs.Float64("final-lr", 0.05, "learning-rate factor of the last round after a cooldown, in [0,1]")
 		gap      = fs.Float64("gap", 1e-6, "target relative duality gap of the optimal fixed point")
 		relTol   = fs.Float64("reltol", 1e-9, "L-BFGS (bandmf, multi-epoch): stop when the loss improved by less than this (relative) over 20 iterations")
 		maxIter  = fs.Int("maxiter", 2000, "L-BFGS (bandmf, multi-epoch): maximum iterations")
@@ -105,6 +119,29 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var fileWorkload *strategy.Workload
+	if *wlFile != "" {
+		for _, f := range []string{"workload", "momentum", "lr-schedule", "warmup", "cooldown", "final-lr"} {
+			if set[f] {
+				return usageErr("-%s does not apply to -workload-file (the file is the whole workload)", f)
+			}
+		}
+		f, err := os.Open(*wlFile)
+		if err != nil {
+			return usageErr("-workload-file: %v", err)
+		}
+		fileWorkload, err = strategy.ReadWorkload(f, *wlFile)
+		f.Close()
+		if err != nil {
+			return usageErr("-workload-file: %s", strings.TrimPrefix(err.Error(), "strategy: "))
+		}
+		if !set["n"] {
+			*n = fileWorkload.N()
+		} else if *n != fileWorkload.N() {
+			return usageErr("-n %d, but the workload in %s is %d×%d", *n, *wlFile, fileWorkload.N(), fileWorkload.N())
+		}
+		*wl = "file:" + *wlFile
+	}
 	if *n < 1 {
 		return usageErr("-n must be a positive number of rounds")
 	}
@@ -128,7 +165,11 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 		return usageErr("-n %d: %s needs an estimated %.3g GB of memory (dense %d×%d matrices), above the limit of %g GB (-max-memory)",
 			*n, check, need/1e9, *n, *n, *maxMem)
 	}
-	p, w, msg := mechanismSetting(*part, *k, *b, *wl, *n, *momentum, set)
+	sched := aggregators.LRSchedule{Rounds: *n, Warmup: *warmup, Cooldown: *cooldown, Final: *finalLR}
+	p, w, msg := mechanismSetting(*part, *k, *b, *wl, *n, *momentum, *lrShape, sched, set)
+	if fileWorkload != nil && msg == "" {
+		w = fileWorkload
+	}
 	if msg == "" {
 		msg = checkMechanismFlags(req.name, p, set, *name, *n, *nu, *nuBands, *bands, *gap, *relTol, *maxIter)
 	}
@@ -149,13 +190,27 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 			fmt.Fprintf(stderr, "dpfl mechanism: warning: %s\n", oneLine(err))
 		}}
 	}
-	req.workload, req.json = *wl, *asJSON
+	req.workload, req.json = workloadLabel(*wl, *momentum, *lrShape, sched), *asJSON
 	return req, exitOK, true
+}
+
+// workloadLabel names the workload in outputs: its -workload name, with
+// the learning-rate schedule when there is one (prefix, momentum,
+// identity and file:PATH otherwise, as before).
+func workloadLabel(wl string, momentum float64, shape string, s aggregators.LRSchedule) string {
+	if shape == "constant" || shape == "" || strings.HasPrefix(wl, "file:") {
+		return wl
+	}
+	label := fmt.Sprintf("%s, lr %s warmup %d cooldown %d", wl, shape, s.Warmup, s.Cooldown)
+	if s.Cooldown > 0 {
+		label += fmt.Sprintf(" final %g", s.Final)
+	}
+	return label
 }
 
 // mechanismSetting is the participation and workload the flags describe,
 // or why they cannot be ("" when they can).
-func mechanismSetting(part string, k, b int, wl string, n int, momentum float64, set map[string]bool) (participation.Schema, *strategy.Workload, string) {
+func mechanismSetting(part string, k, b int, wl string, n int, momentum float64, shape string, sched aggregators.LRSchedule, set map[string]bool) (participation.Schema, *strategy.Workload, string) {
 	var p participation.Schema
 	switch part {
 	case "single":
@@ -172,19 +227,48 @@ func mechanismSetting(part string, k, b int, wl string, n int, momentum float64,
 	default:
 		return p, nil, fmt.Sprintf("unknown -participation %q (want single, kb or minsep)", part)
 	}
+	if strings.HasPrefix(wl, "file:") {
+		return p, nil, "" // read by the caller
+	}
+	shapes := map[string]aggregators.LRShape{"constant": aggregators.ConstantLR, "linear": aggregators.LinearLR, "cosine": aggregators.CosineLR}
+	sh, ok := shapes[shape]
+	if !ok {
+		return p, nil, fmt.Sprintf("unknown -lr-schedule %q (want constant, linear or cosine)", shape)
+	}
+	sched.Shape = sh
+	if sh == aggregators.ConstantLR && (set["warmup"] || set["cooldown"] || set["final-lr"]) {
+		return p, nil, "-warmup, -cooldown and -final-lr need -lr-schedule linear or cosine"
+	}
+	if set["final-lr"] && sched.Cooldown == 0 {
+		return p, nil, "-final-lr needs a -cooldown"
+	}
+	if err := sched.Validate(); err != nil {
+		return p, nil, strings.TrimPrefix(err.Error(), "aggregators: ")
+	}
+	eta := sched.Factors()
+	for _, e := range eta {
+		if e == 0 {
+			return p, nil, "the learning-rate schedule has a round with factor 0 (-final-lr 0): the workload would not be invertible"
+		}
+	}
 	switch wl {
 	case "prefix":
 		if set["momentum"] {
 			return p, nil, "-momentum applies only to -workload momentum"
 		}
-		return p, strategy.Prefix(n), ""
+		return p, strategy.Momentum(n, 0, eta), ""
 	case "momentum":
 		if !(momentum >= 0 && momentum < 1) {
 			return p, nil, "-momentum must be in [0,1)"
 		}
-		return p, strategy.Momentum(n, momentum, nil), ""
+		return p, strategy.Momentum(n, momentum, eta), ""
+	case "identity":
+		if set["momentum"] || set["lr-schedule"] {
+			return p, nil, "-momentum and -lr-schedule do not apply to -workload identity"
+		}
+		return p, strategy.IdentityWorkload(n), ""
 	}
-	return p, nil, fmt.Sprintf("unknown -workload %q (want prefix or momentum)", wl)
+	return p, nil, fmt.Sprintf("unknown -workload %q (want prefix, momentum or identity, or -workload-file)", wl)
 }
 
 // checkMechanismFlags says why the strategy flags are wrong ("" when they
