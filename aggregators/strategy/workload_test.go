@@ -64,13 +64,13 @@ func TestReadWorkload(t *testing.T) {
 		t.Fatalf("read %v", mat.Formatted(w.A()))
 	}
 	for in, msg := range map[string]string{
-		"":                  "no rows",
-		"1 0\n1 1\n1 1\n":   "3 rows of 2 entries",
-		"1 0\n1\n":          "line 2: 1 entries",
-		"1 x\n1 1\n":        `entry 2 "x" is not a number`,
-		"1 2\n1 1\n":        "above the diagonal",
-		"1 0\n1 0\n":        "diagonal entry (2,2) is 0",
-		"1 0\n1 NaN\n":      "is NaN",
+		"":                 "no rows",
+		"1 0\n1 1\n1 1\n":  "3 rows of 2 entries",
+		"1 0\n1\n":         "line 2: 1 entries",
+		"1 x\n1 1\n":       `entry 2 "x" is not a number`,
+		"1 2\n1 1\n":       "above the diagonal",
+		"1 0\n1 0\n":       "diagonal entry (2,2) is 0",
+		"1 0\n1 NaN\n":     "is NaN",
 		"1 0 0\n0 1 0\n0 ": "line 3: 1 entries",
 	} {
 		if _, err := ReadWorkload(strings.NewReader(in), "bad"); err == nil || !strings.Contains(err.Error(), msg) {
