@@ -152,6 +152,21 @@ func canonical(f *Factorization) (*Factorization, error) {
 	return NewFactorization(f.name, x, f.status)
 }
 
+// certified adds the certificate to an L-BFGS factorization cached before
+// certificates existed (files of this format version without one).
+func certified(f *Factorization, p *bandProblem) (*Factorization, error) {
+	if f.status.Certified {
+		return f, nil
+	}
+	st, err := p.withCertificate(f.x, f.status)
+	if err != nil {
+		return nil, err
+	}
+	g := *f
+	g.status = st
+	return &g, nil
+}
+
 // Optimal is OptimalSingle through the cache.
 func (c *Cache) Optimal(ctx context.Context, w *Workload, opts FixedPointOptions) (*Factorization, error) {
 	key := fmt.Sprintf("v%d|optimal|%s|gap=%g|maxiter=%d", cacheFormat, w.Key(), opts.Gap, opts.MaxIter)
@@ -162,14 +177,24 @@ func (c *Cache) Optimal(ctx context.Context, w *Workload, opts FixedPointOptions
 func (c *Cache) BandMF(ctx context.Context, w *Workload, bands int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
 	key := fmt.Sprintf("v%d|bandmf|%s|bands=%d|maxiter=%d|reltol=%g|store=%d", cacheFormat, w.Key(), bands, opts.MaxIter, opts.RelTol, opts.Store)
-	return c.get(key, func() (*Factorization, error) { return BandMF(ctx, w, bands, opts) })
+	f, err := c.get(key, func() (*Factorization, error) { return BandMF(ctx, w, bands, opts) })
+	if err != nil {
+		return nil, err
+	}
+	return certified(f, newBandProblem(w, bands, func(i, j int) bool { return true }))
 }
 
 // BandMFUnequal is BandMFUnequal through the cache.
 func (c *Cache) BandMFUnequal(ctx context.Context, w *Workload, bands, b int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
 	key := fmt.Sprintf("v%d|bandmf-f|%s|bands=%d|b=%d|maxiter=%d|reltol=%g|store=%d", cacheFormat, w.Key(), bands, b, opts.MaxIter, opts.RelTol, opts.Store)
-	return c.get(key, func() (*Factorization, error) { return BandMFUnequal(ctx, w, bands, b, opts) })
+	f, err := c.get(key, func() (*Factorization, error) { return BandMFUnequal(ctx, w, bands, b, opts) })
+	if err != nil {
+		return nil, err
+	}
+	p := newBandProblem(w, bands, func(i, j int) bool { return true })
+	p.unequal(b)
+	return certified(f, p)
 }
 
 // MultiEpoch is MultiEpoch through the cache, warm-started from BandMF with
@@ -180,7 +205,7 @@ func (c *Cache) BandMFUnequal(ctx context.Context, w *Workload, bands, b int, op
 func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
 	key := fmt.Sprintf("v%d|multi-epoch|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf", cacheFormat, w.Key(), b, opts.MaxIter, opts.RelTol, opts.Store)
-	return c.get(key, func() (*Factorization, error) {
+	f, err := c.get(key, func() (*Factorization, error) {
 		s, err := c.BandMF(ctx, w, min(b, w.N()), opts)
 		if err != nil {
 			return nil, err
@@ -188,6 +213,10 @@ func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOp
 		opts.Start = s.x
 		return MultiEpoch(ctx, w, b, opts)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return certified(f, newMultiEpochProblem(w, b))
 }
 
 // MultiEpochUnequal is MultiEpochUnequal through the cache, warm-started from
@@ -195,7 +224,7 @@ func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOp
 func (c *Cache) MultiEpochUnequal(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
 	key := fmt.Sprintf("v%d|multi-epoch-f|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf-f", cacheFormat, w.Key(), b, opts.MaxIter, opts.RelTol, opts.Store)
-	return c.get(key, func() (*Factorization, error) {
+	f, err := c.get(key, func() (*Factorization, error) {
 		s, err := c.BandMFUnequal(ctx, w, min(b, w.N()), b, opts)
 		if err != nil {
 			return nil, err
@@ -203,4 +232,10 @@ func (c *Cache) MultiEpochUnequal(ctx context.Context, w *Workload, b int, opts 
 		opts.Start = s.x
 		return MultiEpochUnequal(ctx, w, b, opts)
 	})
+	if err != nil {
+		return nil, err
+	}
+	p := newMultiEpochProblem(w, b)
+	p.unequal(b)
+	return certified(f, p)
 }

@@ -33,6 +33,11 @@
 // eigensolver (EigenBackend). Anderson acceleration in log v cuts the
 // iteration count 3–10×; the dual certificate is unaffected.
 //
+// Every optimized strategy ends with a certificate: the fixed point's duality
+// gap, and for the L-BFGS optimizations a dual lower bound on the optimal
+// tr(AᵀA X⁻¹) from the KKT multipliers the final X implies, with the
+// relative gap and KKT residual (certificate.go; Status.Gap, Lower, KKT).
+//
 // BandMF and the multi-epoch MF are optimized by L-BFGS written here
 // (lbfgs.go): gonum/optimize imports gonum/stat/distmv, which needs
 // golang.org/x/tools, a module dpfl does not require. For BandMF the objective

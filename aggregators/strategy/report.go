@@ -36,9 +36,14 @@ type OptimizerReport struct {
 	Evals      int      `json:"evaluations"`
 	Gap        *float64 `json:"gap,omitempty"`
 	GradNorm   *float64 `json:"grad_norm,omitempty"`
-	Converged  bool     `json:"converged"`
-	Message    string   `json:"message,omitempty"`
-	Cached     bool     `json:"cached"`
+	// LowerBound and KKTResidual are the L-BFGS certificate: a dual lower
+	// bound on the optimal tr(AᵀA X⁻¹), and the projected gradient relative
+	// to ‖X⁻¹AᵀAX⁻¹‖_F (Gap is then (objective − bound)/objective).
+	LowerBound  *float64 `json:"lower_bound,omitempty"`
+	KKTResidual *float64 `json:"kkt_residual,omitempty"`
+	Converged   bool     `json:"converged"`
+	Message     string   `json:"message,omitempty"`
+	Cached      bool     `json:"cached"`
 }
 
 // NewReport is c's report for the named workload. Error is left for the
@@ -56,6 +61,9 @@ func NewReport(c Comparison, workload string) Report {
 	if st := c.Status; st != nil {
 		r.Optimizer = &OptimizerReport{Method: st.Method, Iterations: st.Iterations, Evals: st.Evals,
 			Gap: finitePtr(st.Gap), GradNorm: finitePtr(st.GradNorm), Converged: st.Converged, Message: st.Message, Cached: st.Cached}
+		if st.Certified {
+			r.Optimizer.LowerBound, r.Optimizer.KKTResidual = finitePtr(st.Lower), finitePtr(st.KKT)
+		}
 	}
 	return r
 }

@@ -124,11 +124,20 @@ type Cost struct {
 
 // Status reports what an optimizer did.
 type Status struct {
-	Method     string  // "fixed point", "L-BFGS", "closed form"
-	Iterations int     // major iterations
-	Evals      int     // objective evaluations
-	Gap        float64 // relative duality gap reached (fixed point), or NaN
-	GradNorm   float64 // final projected-gradient norm (L-BFGS), or NaN
+	Method     string // "fixed point", "L-BFGS", "closed form"
+	Iterations int    // major iterations
+	Evals      int    // objective evaluations
+	// Gap is the relative duality gap (primal − dual bound)/primal: the
+	// fixed point's, or the certificate's for L-BFGS (certificate.go); NaN
+	// when there is no bound. The optimum is within Gap (relative) of the
+	// returned strategy's tr(AᵀA X⁻¹).
+	Gap      float64
+	GradNorm float64 // final projected-gradient norm (L-BFGS, rescaled variables), or NaN
+	// Lower is the certified lower bound on the optimal tr(AᵀA X⁻¹) (L-BFGS
+	// certificates; NaN or 0 otherwise) and KKT the relative KKT residual
+	// (projected gradient over ‖X⁻¹AᵀAX⁻¹‖_F).
+	Lower, KKT float64
+	Certified  bool // Lower, KKT and Gap are an L-BFGS certificate
 	Converged  bool
 	Message    string
 	Cached     bool // loaded from the disk cache
