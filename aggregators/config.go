@@ -21,8 +21,8 @@ import (
 // new key must be zero by default (zero keys are left out of the hash).
 type Config struct {
 	// Kind: dpfedavg (independent noise), tree (tree-aggregation DP-FTRL),
-	// optimal-mf (optimal dense matrix factorization), bandmf (banded MF)
-	// or nu-ftrl (ν-DP-FTRL); see Kinds. A mechanism name of Names (e.g.
+	// optimal-mf (optimal dense matrix factorization), bandmf (banded MF),
+	// nu-ftrl (ν-DP-FTRL) or blt (buffered linear Toeplitz); see Kinds. A mechanism name of Names (e.g.
 	// tree-full, multi-epoch) or an old spelling (identity, optimal, nu) is
 	// accepted and normalized to its kind and parameters. Correlated-noise
 	// kinds are optimized for the run's rounds; their privacy is the
@@ -57,6 +57,8 @@ type Config struct {
 	// sum is sigma · clip · sensitivity. Set it, or privacy.epsilon, not both;
 	// 0 trains without privacy.
 	NoiseMultiplier *float64 `yaml:"noise_multiplier"`
+
+	BLTConfig `yaml:",inline"`
 
 	// Set by Normalize: the mechanism name Kind was given as, and how the
 	// keys given with it contradict it.

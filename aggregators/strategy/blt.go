@@ -360,7 +360,9 @@ func bltStart(m int, lo, hi float64) []float64 {
 // rate) under p, over θ ∈ (0,1)^m, ω > 0, Σω < 1 (so that the sensitivity is
 // exact, see BLT), by L-BFGS on the logarithm of the loss from a few
 // starting points (sums of exponentials approximating the square root's
-// coefficients over different ranges of decay rates); the best is kept.
+// coefficients over different ranges of decay rates, and the optimum with
+// m−1 buffers plus a small new one, so that the loss does not increase with
+// m); the best is kept.
 // The problem is not convex: no certificate, the status says so.
 func OptimizeBLT(ctx context.Context, w *Workload, m int, p participation.Schema, opts LBFGSOptions) (*BLT, error) {
 	n := w.N()
@@ -373,6 +375,27 @@ func OptimizeBLT(ctx context.Context, w *Workload, m int, p participation.Schema
 		return nil, fmt.Errorf("strategy: BLT optimization needs a Toeplitz workload (prefix sums, or momentum with a constant learning rate); %s is not", w.Name)
 	}
 	opts.defaults()
+	var grown []float64 // the best with m−1 buffers, for a start with one more
+	if m > 1 {
+		prev, err := OptimizeBLT(ctx, w, m-1, p, opts)
+		if err != nil {
+			return nil, err
+		}
+		grown = make([]float64, 0, 2*m)
+		for _, th := range prev.theta {
+			grown = append(grown, math.Log(th/(1-th)))
+		}
+		grown = append(grown, 0) // θ = 1/2
+		// ω unchanged, the new buffer's tiny: e^{v} = ω/(1 − Σω).
+		rest := 1.0
+		for _, om := range prev.omega {
+			rest -= om
+		}
+		for _, om := range prev.omega {
+			grown = append(grown, math.Log(om/rest))
+		}
+		grown = append(grown, math.Log(1e-3/rest))
+	}
 	obj := newBLTObjective(w, a, p, m)
 	theta, omega := make([]float64, m), make([]float64, m)
 	gt, gom := make([]float64, m), make([]float64, m)
@@ -399,8 +422,12 @@ func OptimizeBLT(ctx context.Context, w *Workload, m int, p participation.Schema
 	}
 	best := lbfgsResult{f: math.Inf(1)}
 	tries := 0
-	for _, r := range [][2]float64{{1 / float64(n), 2}, {0.1 / float64(n), 1}, {1 / float64(n), 0.2}} {
-		res, err := minimizeLBFGS(ctx, fg, bltStart(m, r[0], r[1]), opts.Store, opts.MaxIter, opts.RelTol, opts.Progress)
+	starts := [][]float64{bltStart(m, 1/float64(n), 2), bltStart(m, 0.1/float64(n), 1), bltStart(m, 1/float64(n), 0.2)}
+	if grown != nil {
+		starts = append(starts, grown)
+	}
+	for _, z0 := range starts {
+		res, err := minimizeLBFGS(ctx, fg, z0, opts.Store, opts.MaxIter, opts.RelTol, opts.Progress)
 		if err != nil {
 			return nil, fmt.Errorf("strategy: optimization interrupted: %w", err)
 		}

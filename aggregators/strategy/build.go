@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -52,6 +53,11 @@ type Config struct {
 	// NuBands, if positive, truncates ν-DP-FTRL's C to its first NuBands
 	// Toeplitz coefficients (NewNuBanded; ν is still tuned untruncated).
 	NuBands int
+	// Buffers is the number of BLT buffers; 0 means b̂ − 1, the noise memory
+	// of BandMF with b̂ = Bands bands (Participation.B under kb/minsep when
+	// Bands is 0), at most 8, at least 1; under single participation
+	// without Bands it is an error.
+	Buffers int
 	// RestartEvery, if positive, restarts the tree strategies (tree,
 	// tree-online, tree-full) every RestartEvery rounds (TreeRestarts).
 	RestartEvery int
@@ -116,6 +122,38 @@ func init() {
 		}})
 	}
 	Register(Builder{Name: "nu", Order: 9, Memory: dense(6), Build: func(_ context.Context, cfg Config) (Strategy, error) { return buildNu(cfg) }})
+	Register(Builder{Name: "blt", Order: 10, Memory: dense(6), Build: buildBLT})
+}
+
+// BLTDefaultMaxBuffers caps the default number of BLT buffers (Config.Buffers
+// 0): BandMF's memory b̂ − 1 when that is small, else this.
+const BLTDefaultMaxBuffers = 8
+
+// BLTBuffers is the number of buffers Build gives a BLT for cfg (see
+// Config.Buffers), or an error.
+func BLTBuffers(cfg Config) (int, error) {
+	if cfg.Buffers < 0 {
+		return 0, fmt.Errorf("strategy: blt needs buffers ≥ 1, got %d", cfg.Buffers)
+	}
+	if cfg.Buffers > 0 {
+		return cfg.Buffers, nil
+	}
+	b := cfg.Bands
+	if b == 0 {
+		if cfg.Participation.Kind == participation.Single {
+			return 0, errors.New("strategy: blt under single participation needs a buffer count (or bands, whose BandMF memory it matches)")
+		}
+		b = min(cfg.Participation.B, cfg.Workload.N())
+	}
+	return min(max(b-1, 1), BLTDefaultMaxBuffers), nil
+}
+
+func buildBLT(ctx context.Context, cfg Config) (Strategy, error) {
+	m, err := BLTBuffers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return OptimizeBLT(ctx, cfg.Workload, m, cfg.Participation, cfg.LBFGS)
 }
 
 func buildTree(cfg Config, est TreeEstimator) (Strategy, error) {

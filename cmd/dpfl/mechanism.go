@@ -18,7 +18,7 @@ import (
 )
 
 const mechanismUsageHead = `Usage:
-  dpfl mechanism -n N [-strategy NAME] [-bands B] [-nu V] [-nu-bands B] [-participation single|kb|minsep]
+  dpfl mechanism -n N [-strategy NAME] [-bands B] [-nu V] [-nu-bands B] [-buffers M] [-participation single|kb|minsep]
                  [-k K] [-b B] [-workload prefix|momentum|identity] [-momentum BETA]
                  [-lr-schedule constant|linear|cosine -warmup N -cooldown N -final-lr F]
                  [-workload-file FILE] [-gap G] [-reltol R] [-maxiter N] [-progress] [-cache DIR]
@@ -88,6 +88,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 		bands    = fs.Int("bands", 0, "bands of bandmf (default -b under kb/minsep; required under single)")
 		nu       = fs.Float64("nu", -1, "nu of nu-ftrl in [0,1) (default: tuned by the prefix-sum loss)")
 		nuBands  = fs.Int("nu-bands", 0, "truncate nu-ftrl's C to this many Toeplitz coefficients (banded; default: all)")
+		buffers  = fs.Int("buffers", 0, "buffers of blt (default: BandMF's noise memory, bands - 1, at most 8; required under single participation without -bands)")
 		part     = fs.String("participation", "single", "single, kb ((k,b)-participation) or minsep (b-min-sep, at most k)")
 		k        = fs.Int("k", 1, "maximum participations (kb, minsep)")
 		b        = fs.Int("b", 0, "separation between participations (kb, minsep)")
@@ -171,7 +172,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 		w = fileWorkload
 	}
 	if msg == "" {
-		msg = checkMechanismFlags(req.name, p, set, *name, *n, *nu, *nuBands, *bands, *gap, *relTol, *maxIter)
+		msg = checkMechanismFlags(req.name, p, set, *name, *n, *nu, *nuBands, *bands, *buffers, *gap, *relTol, *maxIter)
 	}
 	if msg != "" {
 		return usageErr("%s", msg)
@@ -184,7 +185,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 			}
 		}
 	}
-	req.cfg = strategy.Config{Workload: w, Participation: p, Bands: *bands, Nu: *nu, NuBands: *nuBands, Gap: *gap, LBFGS: lbfgs, MemoryLimit: *maxMem * 1e9}
+	req.cfg = strategy.Config{Workload: w, Participation: p, Bands: *bands, Nu: *nu, NuBands: *nuBands, Buffers: *buffers, Gap: *gap, LBFGS: lbfgs, MemoryLimit: *maxMem * 1e9}
 	if *cacheDir != "" {
 		req.cfg.Cache = &strategy.Cache{Dir: *cacheDir, Warn: func(err error) {
 			fmt.Fprintf(stderr, "dpfl mechanism: warning: %s\n", oneLine(err))
@@ -273,7 +274,7 @@ func mechanismSetting(part string, k, b int, wl string, n int, momentum float64,
 
 // checkMechanismFlags says why the strategy flags are wrong ("" when they
 // are not).
-func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[string]bool, name string, n int, nu float64, nuBands, bands int, gap, relTol float64, maxIter int) string {
+func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[string]bool, name string, n int, nu float64, nuBands, bands, buffers int, gap, relTol float64, maxIter int) string {
 	switch {
 	case set["nu"] && !(nu >= 0 && nu < 1):
 		return "-nu must be in [0,1)"
@@ -281,6 +282,10 @@ func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[str
 		return "-nu-bands must be in [1, n]"
 	case set["bands"] && (bands < 1 || bands > n):
 		return "-bands must be in [1, n]"
+	case set["buffers"] && (buffers < 1 || buffers > n):
+		return "-buffers must be in [1, n]"
+	case p.Kind == participation.Single && m.Strategy == "blt" && !set["buffers"] && !set["bands"]:
+		return "-strategy blt under single participation needs -buffers (or -bands: the BandMF memory to match)"
 	case !(gap > 0 && gap < 1):
 		return "-gap must be in (0,1)"
 	case !(relTol > 0 && relTol < 1):
