@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -66,6 +67,7 @@ type mechanismRequest struct {
 	workload string
 	cfg      strategy.Config
 	json     bool
+	memories []int // -memory: BLT vs BandMF at these noise memories
 }
 
 // mechanismNames lists the -strategy values.
@@ -88,6 +90,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 		bands    = fs.Int("bands", 0, "bands of bandmf (default -b under kb/minsep; required under single)")
 		nu       = fs.Float64("nu", -1, "nu of nu-ftrl in [0,1) (default: tuned by the prefix-sum loss)")
 		nuBands  = fs.Int("nu-bands", 0, "truncate nu-ftrl's C to this many Toeplitz coefficients (banded; default: all)")
+		memory   = fs.String("memory", "", "compare BLT with BandMF at equal noise memory: a comma-separated `list` of vectors kept between rounds (m buffers vs m+1 bands)")
 		buffers  = fs.Int("buffers", 0, "buffers of blt (default: BandMF's noise memory, bands - 1, at most 8; required under single participation without -bands)")
 		part     = fs.String("participation", "single", "single, kb ((k,b)-participation) or minsep (b-min-sep, at most k)")
 		k        = fs.Int("k", 1, "maximum participations (kb, minsep)")
@@ -165,6 +168,18 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 	if need := strategy.MemoryBytes(check, *n, max(*bands, min(*b, *n), 1)); need > *maxMem*1e9 {
 		return usageErr("-n %d: %s needs an estimated %.3g GB of memory (dense %d×%d matrices), above the limit of %g GB (-max-memory)",
 			*n, check, need/1e9, *n, *n, *maxMem)
+	}
+	if *memory != "" {
+		if req.name.Strategy != "" || set["buffers"] || set["bands"] {
+			return usageErr("-memory compares blt with bandmf itself: no -strategy, -buffers or -bands")
+		}
+		for _, f := range strings.Split(*memory, ",") {
+			m, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || m < 1 || m+1 > *n {
+				return usageErr("-memory %q: want positive integers below n (vectors kept between rounds)", *memory)
+			}
+			req.memories = append(req.memories, m)
+		}
 	}
 	sched := aggregators.LRSchedule{Rounds: *n, Warmup: *warmup, Cooldown: *cooldown, Final: *finalLR}
 	p, w, msg := mechanismSetting(*part, *k, *b, *wl, *n, *momentum, *lrShape, sched, set)
@@ -305,6 +320,9 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	req, code, ok := parseMechanism(args, stderr)
 	if !ok {
 		return code
+	}
+	if len(req.memories) > 0 {
+		return memoryComparison(ctx, req, stdout, stderr)
 	}
 	if req.name.Strategy != "" {
 		c, err := evaluateMechanism(ctx, req)
@@ -463,4 +481,81 @@ func mechWriteJSON(ctx context.Context, stdout, stderr io.Writer, v any) int {
 
 func mechFail(ctx context.Context, stderr io.Writer, err error) int {
 	return failed(ctx, stderr, "mechanism", err)
+}
+
+// memoryRow is one line of the -memory comparison: BLT with m buffers and
+// BandMF with m+1 bands, both keeping m noise vectors between rounds.
+type memoryRow struct {
+	Memory int             `json:"memory_vectors"`
+	BLT    mechanismReport `json:"blt"`
+	BandMF mechanismReport `json:"bandmf"`
+	// Ratio is BLT's loss over BandMF's (below 1: BLT is better).
+	Ratio float64 `json:"loss_ratio,omitempty"`
+}
+
+// memoryComparison prints BLT against BandMF at each noise memory of
+// req.memories.
+func memoryComparison(ctx context.Context, req mechanismRequest, stdout, stderr io.Writer) int {
+	var rows []memoryRow
+	for _, m := range req.memories {
+		row := memoryRow{Memory: m}
+		for i, name := range []string{"blt", "bandmf"} {
+			r := req
+			r.name = aggregators.Name{Name: name, Strategy: name}
+			r.cfg.Buffers, r.cfg.Bands = m, m+1
+			if !req.json {
+				fmt.Fprintf(stderr, "dpfl mechanism: memory %d: %s...\n", m, name)
+			}
+			c, err := evaluateMechanism(ctx, r)
+			if err != nil {
+				if ctx.Err() != nil {
+					return mechFail(ctx, stderr, err)
+				}
+				c = strategy.Comparison{Metrics: strategy.Metrics{Strategy: name, N: req.cfg.Workload.N(), Participation: req.cfg.Participation.String()}, Err: err}
+			}
+			rep := newMechanismReport(c, req.workload)
+			if i == 0 {
+				row.BLT = rep
+			} else {
+				row.BandMF = rep
+			}
+		}
+		if row.BLT.Error == "" && row.BandMF.Error == "" && row.BandMF.Loss > 0 {
+			row.Ratio = row.BLT.Loss / row.BandMF.Loss
+		}
+		rows = append(rows, row)
+	}
+	if req.json {
+		return mechWriteJSON(ctx, stdout, stderr, rows)
+	}
+	fmt.Fprintf(stdout, "n = %d, workload %s, participation %s, sigma = 1, clip = 1\n", req.cfg.Workload.N(), req.workload, req.cfg.Participation)
+	fmt.Fprintf(stdout, "BLT with m buffers vs BandMF with m+1 bands: both keep m noise vectors of the model's size between rounds\n")
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "memory m\tBLT sens\tBLT loss\tBLT rmse\tBandMF sens\tBandMF loss\tBandMF rmse\tBLT/BandMF loss\t")
+	cell := func(r mechanismReport) string {
+		if r.Error != "" {
+			return "-\t-\t-"
+		}
+		ex := ""
+		if !r.SensitivityExact {
+			ex = " (bound)"
+		}
+		return fmt.Sprintf("%.6g%s\t%.6g\t%.6g", r.Sensitivity, ex, r.Loss, r.RMSE)
+	}
+	for _, r := range rows {
+		ratio := "-"
+		if r.Ratio > 0 {
+			ratio = fmt.Sprintf("%.4f", r.Ratio)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\n", r.Memory, cell(r.BLT), cell(r.BandMF), ratio)
+	}
+	tw.Flush()
+	for _, r := range rows {
+		for _, rep := range []mechanismReport{r.BLT, r.BandMF} {
+			if rep.Error != "" {
+				fmt.Fprintf(stdout, "memory %d, %s: %s\n", r.Memory, rep.Mechanism, rep.Error)
+			}
+		}
+	}
+	return exitOK
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -331,5 +332,48 @@ func TestMechanismWorkloads(t *testing.T) {
 	os.WriteFile(bad, []byte("1 1\n0 1\n"), 0o644)
 	if code, _, errs := runMechanism(t, "-workload-file", bad); code != 2 || !strings.Contains(errs, "above the diagonal") {
 		t.Errorf("upper-triangular file: exit %d, %q", code, errs)
+	}
+}
+
+// TestMechanismMemoryComparison: -memory prints BLT with m buffers against
+// BandMF with m+1 bands (equal noise memory: m vectors), both with exact
+// sensitivities, the same noise memory column, and BLT's loss lower on
+// prefix sums (n = 64, m = 1, 3); bad lists are usage errors.
+func TestMechanismMemoryComparison(t *testing.T) {
+	code, out, errs := runMechanism(t, "-n", "64", "-memory", "1,3", "-json", "-cache", "")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rows []struct {
+		Memory int `json:"memory_vectors"`
+		BLT    struct {
+			Strategy    string  `json:"strategy"`
+			Loss        float64 `json:"loss"`
+			Exact       bool    `json:"sensitivity_exact"`
+			NoiseMemory float64 `json:"noise_memory_per_round_d"`
+		} `json:"blt"`
+		BandMF struct {
+			Loss        float64 `json:"loss"`
+			Exact       bool    `json:"sensitivity_exact"`
+			NoiseMemory float64 `json:"noise_memory_per_round_d"`
+		} `json:"bandmf"`
+		Ratio float64 `json:"loss_ratio"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 2 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, r := range rows {
+		if r.BLT.Strategy != fmt.Sprintf("blt-m%d", r.Memory) || !r.BLT.Exact || !r.BandMF.Exact || r.BLT.NoiseMemory != r.BandMF.NoiseMemory ||
+			!(r.Ratio > 0 && r.Ratio < 1) || math.Abs(r.Ratio-r.BLT.Loss/r.BandMF.Loss) > 1e-12 {
+			t.Errorf("memory %d: %+v", r.Memory, r)
+		}
+	}
+	if code, out, _ := runMechanism(t, "-n", "64", "-memory", "2", "-cache", ""); code != 0 || !strings.Contains(out, "BLT with m buffers vs BandMF with m+1 bands") {
+		t.Errorf("text: exit %d %q", code, out)
+	}
+	for _, args := range [][]string{{"-n", "8", "-memory", "0"}, {"-n", "8", "-memory", "8"}, {"-n", "8", "-memory", "x"}, {"-n", "8", "-memory", "2", "-strategy", "blt"}} {
+		if code, _, errs := runMechanism(t, args...); code != 2 || !strings.Contains(errs, "-memory") {
+			t.Errorf("%v: exit %d %q", args, code, errs)
+		}
 	}
 }
