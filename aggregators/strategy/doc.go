@@ -39,8 +39,9 @@
 // relative gap and KKT residual (certificate.go; Status.Gap, Lower, KKT).
 //
 // BandMF and the multi-epoch MF are optimized by L-BFGS written here
-// (lbfgs.go): gonum/optimize imports gonum/stat/distmv, which needs
-// golang.org/x/tools, a module dpfl does not require. For BandMF the objective
+// (lbfgs.go, with its measurement against gonum/optimize: the same
+// iterations and evaluations, wall times within the machine's load noise;
+// kept so that existing optimized strategies stay bit-identical). For BandMF the objective
 // ‖A C⁻¹‖²_F and its gradient −2(X⁻¹AᵀAX⁻¹) on the free entries are computed
 // from the b̂-banded factor C by banded substitutions in O(n²b̂) per
 // evaluation, checked against dense oracles. The multi-epoch MF (dense X)
