@@ -24,6 +24,12 @@ import (
 // toeplitz.minsep_sensitivity_squared). The tests check it against brute
 // force over all patterns on small n.
 //
+// The same pattern is worst, whatever the signs, when at most one
+// participation counts (single participation, or k̂ = 1) or when C has at
+// most b bands (c_t = 0 for t ≥ b): the columns of a pattern then have
+// disjoint supports, sens² = Σ_{i∈π} ‖C e_i‖², and the column norms do not
+// increase with i (truncation at n).
+//
 // Otherwise no exact method is known here: callers fall back to
 // SensitivityOf on the Gram matrix (BMF23 Thm 3 upper bound under min-sep).
 
@@ -40,7 +46,9 @@ func toeplitzMonotone(c []float64) bool {
 // ToeplitzSensitivity returns the exact sensitivity under p of the n×n
 // lower-triangular Toeplitz C whose first column starts with c (missing
 // entries are 0, entries past n are ignored), and true, when c is
-// nonnegative and non-increasing; otherwise the zero Sensitivity and false.
+// nonnegative and non-increasing, when at most one participation counts, or
+// when c has at most b nonzero leading coefficients; otherwise the zero
+// Sensitivity and false.
 func ToeplitzSensitivity(c []float64, n int, p participation.Schema) (Sensitivity, bool) {
 	check(p)
 	if n < 1 {
@@ -49,21 +57,31 @@ func ToeplitzSensitivity(c []float64, n int, p participation.Schema) (Sensitivit
 	if len(c) > n {
 		c = c[:n]
 	}
-	if !toeplitzMonotone(c) {
-		return Sensitivity{}, false
+	for _, x := range c {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return Sensitivity{}, false
+		}
 	}
 	p = clamp(p, n)
 	k, b := 1, n
-	method := "max column norm"
-	switch p.Kind {
-	case participation.KB:
+	if p.Kind != participation.Single {
 		k, b = p.K, p.B
-		method = "Toeplitz C>=0 non-increasing: pattern {0,b,...} (exact)"
-	case participation.MinSep:
-		k, b = p.K, p.B
-		method = "Toeplitz C>=0 non-increasing: min-sep pattern {0,b,...} (exact)"
 	}
 	k = min(k, ceilDiv(n, b))
+	support := len(c)
+	for support > 0 && c[support-1] == 0 {
+		support--
+	}
+	method := "max column norm"
+	switch {
+	case k == 1:
+	case toeplitzMonotone(c):
+		method = "Toeplitz C>=0 non-increasing: pattern {0,b,...} (exact)"
+	case support <= b:
+		method = "Toeplitz C with at most b bands: pattern {0,b,...} (exact)"
+	default:
+		return Sensitivity{}, false
+	}
 	ss := 0.0
 	// Row t of C·1_π* is Σ_{a<k, ab≤t} c_{t−ab}.
 	for t := 0; t < n; t++ {

@@ -13,8 +13,10 @@ import (
 // Toeplitz coefficients (random, ν-DP-FTRL, truncated ν-DP-FTRL) the
 // sensitivity under single, (k,b) and b-min-sep equals the maximum over every
 // participation pattern (X ≥ 0, so the brute force is exact) to 1e-12
-// relative, for n ≤ 12 and every k, b ≤ 5; coefficients that are not
-// monotone are refused.
+// relative, for n ≤ 12 and every k, b ≤ 5; signed coefficients are exact
+// (brute force, whose sign search is exact for diagonal pattern blocks)
+// under single participation and with at most b bands, and refused
+// otherwise.
 func TestToeplitzSensitivityAgainstBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(18, 1))
 	const tol = 1e-12
@@ -52,9 +54,39 @@ func TestToeplitzSensitivityAgainstBruteForce(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range [][]float64{{1, 0.5, 0.8}, {1, -0.2}, {-1}, {1, math.NaN()}} {
+	for _, c := range [][]float64{{1, 0.5, 0.8}, {1, -0.2}, {1, math.NaN()}} {
 		if _, ok := ToeplitzSensitivity(c, 6, participation.Schema{Kind: participation.MinSep, K: 2, B: 1}); ok {
-			t.Errorf("%v accepted as nonnegative non-increasing", c)
+			t.Errorf("%v accepted as nonnegative non-increasing or banded", c)
+		}
+	}
+	// Signed coefficients: exact under single participation, and with at
+	// most b bands under (k,b) and b-min-sep (disjoint column supports).
+	for trial := 0; trial < 40; trial++ {
+		c := make([]float64, 1+rng.IntN(5))
+		for i := range c {
+			c[i] = rng.NormFloat64()
+		}
+		n := 1 + rng.IntN(12)
+		x := gramOf(toeplitzLower(n, append(c, make([]float64, n)...)[:n]))
+		for k := 1; k <= 4; k++ {
+			for b := 1; b <= 6; b++ {
+				for _, p := range []participation.Schema{{Kind: participation.Single}, {Kind: participation.KB, K: k, B: b}, {Kind: participation.MinSep, K: k, B: b}} {
+					got, ok := ToeplitzSensitivity(c, n, p)
+					kk := 1
+					if p.Kind != participation.Single {
+						kk = min(k, ceilDiv(n, b))
+					}
+					if want := kk == 1 || len(c) <= b || toeplitzMonotone(c); ok != want {
+						t.Fatalf("c=%v n=%d %v: exact %v, want %v", c, n, p, ok, want)
+					}
+					if !ok {
+						continue
+					}
+					if want := math.Sqrt(bruteSens2(x, p)); !near(got.Value, want, 1e-12*want) {
+						t.Fatalf("signed c=%v n=%d %v: %v (%s), brute force %v", c, n, p, got.Value, got.Method, want)
+					}
+				}
+			}
 		}
 	}
 }
