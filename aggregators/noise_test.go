@@ -45,7 +45,11 @@ func strategies(t *testing.T, n int) []strategy.Strategy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out = append(out, blt, bltOpt)
+	tb, err := strategy.NewBandedToeplitz(n, []float64{1, -0.3, 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, blt, bltOpt, tb)
 	band, err := strategy.BandMF(ctx, w, 3, strategy.LBFGSOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -222,58 +222,9 @@ func newBLTObjective(w *Workload, a []float64, p participation.Schema, m int) *b
 func (o *bltObjective) eval(theta, omega, gt, gom []float64) (sens2, e float64) {
 	n, m := o.n, o.m
 	c, x := bltCoefficients(n, theta, omega, o.states)
-	// sens² = ‖v‖², v_t = Σ_{a<k, ab≤t} c_{t−ab}.
-	for t := 0; t < n; t++ {
-		s := 0.0
-		for q := 0; q < o.k && q*o.b <= t; q++ {
-			s += c[t-q*o.b]
-		}
-		o.v[t] = s
-		sens2 += s * s
-	}
-	// B = A·T(x) is Toeplitz with first column bb = a * x; ‖B‖² = Σ (n−t) bb_t².
-	for t := 0; t < n; t++ {
-		s := 0.0
-		if o.prefix {
-			if t > 0 {
-				s = o.bb[t-1]
-			}
-			s += x[t]
-		} else {
-			for j := 0; j <= t; j++ {
-				s += o.a[t-j] * x[j]
-			}
-		}
-		o.bb[t] = s
-		e += float64(n-t) * s * s
-	}
+	sens2, e = o.evalCoefficients(c, x, gt != nil)
 	if gt == nil {
 		return sens2, e
-	}
-	// ∂ log F = ∂sens²/sens² + ∂e/e.
-	// ∂e/∂x_s = Σ_{t≥s} 2(n−t) bb_t a_{t−s}.
-	if o.prefix {
-		acc := 0.0
-		for s := n - 1; s >= 0; s-- {
-			acc += 2 * float64(n-s) * o.bb[s]
-			o.gx[s] = acc / e
-		}
-	} else {
-		for s := 0; s < n; s++ {
-			acc := 0.0
-			for t := s; t < n; t++ {
-				acc += 2 * float64(n-t) * o.bb[t] * o.a[t-s]
-			}
-			o.gx[s] = acc / e
-		}
-	}
-	// ∂sens²/∂c_j = 2 Σ_q v_{j+qb}.
-	for j := 0; j < n; j++ {
-		s := 0.0
-		for q := 0; q < o.k && j+q*o.b < n; q++ {
-			s += o.v[j+q*o.b]
-		}
-		o.gc[j] = 2 * s / sens2
 	}
 	for i := 0; i < m; i++ {
 		gt[i], gom[i] = 0, 0
@@ -302,6 +253,67 @@ func (o *bltObjective) eval(theta, omega, gt, gom []float64) (sens2, e float64) 
 			gom[i] -= xb * st[i]
 			lam[i] = theta[i]*lam[i] - omega[i]*xb
 		}
+	}
+	return sens2, e
+}
+
+// evalCoefficients returns sens² (pattern {0, b, …}) and ‖A C⁻¹‖²_F for the
+// Toeplitz coefficients c of C and x of C⁻¹ and, if grad, fills o.gc with
+// ∂log sens²/∂c and o.gx with ∂log ‖A C⁻¹‖²_F/∂x.
+func (o *bltObjective) evalCoefficients(c, x []float64, grad bool) (sens2, e float64) {
+	n := o.n
+	// sens² = ‖v‖², v_t = Σ_{a<k, ab≤t} c_{t−ab}.
+	for t := 0; t < n; t++ {
+		s := 0.0
+		for q := 0; q < o.k && q*o.b <= t; q++ {
+			s += c[t-q*o.b]
+		}
+		o.v[t] = s
+		sens2 += s * s
+	}
+	// B = A·T(x) is Toeplitz with first column bb = a * x; ‖B‖² = Σ (n−t) bb_t².
+	for t := 0; t < n; t++ {
+		s := 0.0
+		if o.prefix {
+			if t > 0 {
+				s = o.bb[t-1]
+			}
+			s += x[t]
+		} else {
+			for j := 0; j <= t; j++ {
+				s += o.a[t-j] * x[j]
+			}
+		}
+		o.bb[t] = s
+		e += float64(n-t) * s * s
+	}
+	if !grad {
+		return sens2, e
+	}
+	// ∂ log F = ∂sens²/sens² + ∂e/e.
+	// ∂e/∂x_s = Σ_{t≥s} 2(n−t) bb_t a_{t−s}.
+	if o.prefix {
+		acc := 0.0
+		for s := n - 1; s >= 0; s-- {
+			acc += 2 * float64(n-s) * o.bb[s]
+			o.gx[s] = acc / e
+		}
+	} else {
+		for s := 0; s < n; s++ {
+			acc := 0.0
+			for t := s; t < n; t++ {
+				acc += 2 * float64(n-t) * o.bb[t] * o.a[t-s]
+			}
+			o.gx[s] = acc / e
+		}
+	}
+	// ∂sens²/∂c_j = 2 Σ_q v_{j+qb}.
+	for j := 0; j < n; j++ {
+		s := 0.0
+		for q := 0; q < o.k && j+q*o.b < n; q++ {
+			s += o.v[j+q*o.b]
+		}
+		o.gc[j] = 2 * s / sens2
 	}
 	return sens2, e
 }

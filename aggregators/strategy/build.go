@@ -123,6 +123,16 @@ func init() {
 	}
 	Register(Builder{Name: "nu", Order: 9, Memory: dense(6), Build: func(_ context.Context, cfg Config) (Strategy, error) { return buildNu(cfg) }})
 	Register(Builder{Name: "blt", Order: 10, Memory: dense(6), Build: buildBLT})
+	Register(Builder{Name: "toeplitz", Order: 11, Memory: dense(6), Build: func(ctx context.Context, cfg Config) (Strategy, error) {
+		b := cfg.Bands
+		if b == 0 {
+			if cfg.Participation.Kind == participation.Single {
+				return nil, errors.New("strategy: toeplitz under single participation needs a band count")
+			}
+			b = min(cfg.Participation.B, cfg.Workload.N())
+		}
+		return OptimizeBandedToeplitz(ctx, cfg.Workload, b, cfg.Participation, cfg.LBFGS)
+	}})
 }
 
 // BLTDefaultMaxBuffers caps the default number of BLT buffers (Config.Buffers

@@ -12,7 +12,9 @@
 // Denisov et al. 2022 with its dual certificate), multi-epoch optimal MF under
 // (k,b)-participation (equal column norms, columns of one participation pattern
 // orthogonal), BandMF (Choquette-Choo et al. 2023, Problem 2, L-BFGS) and
-// ν-DP-FTRL (closed-form Toeplitz coefficients).
+// ν-DP-FTRL (closed-form Toeplitz coefficients), BLT (buffered linear
+// Toeplitz: C from a few decaying buffers, optimized; blt.go) and banded
+// Toeplitz strategies (optimized coefficients, b̂ bands; toeplitzband.go).
 //
 // Conventions: n is the number of rounds, indices are 0-based, σ = 1 and the
 // clip norm is 1 in every error figure; Loss = sens²·‖B‖²_F, RMSE =

@@ -25,6 +25,7 @@ type Report struct {
 	NuTuned           bool             `json:"nu_tuned,omitempty"` // ν was tuned, not given
 	BLTTheta          []float64        `json:"blt_theta,omitempty"`
 	BLTOmega          []float64        `json:"blt_omega,omitempty"`
+	ToeplitzCoefs     []float64        `json:"toeplitz_coefficients,omitempty"`
 	Optimizer         *OptimizerReport `json:"optimizer,omitempty"`
 	Error             string           `json:"error,omitempty"`
 }
@@ -56,7 +57,7 @@ func NewReport(c Comparison, workload string) Report {
 		SensitivitySingle: m.SingleSensitivity,
 		Loss:              m.Loss, RMSE: m.RMSE, MaxRoundStd: m.MaxRoundStd, Residual: m.Residual,
 		NoiseTime: m.Cost.Time, NoiseMemory: m.Cost.Memory, NoiseNote: m.Cost.Note,
-		Nu: m.Parameters.Nu, NuTuned: m.Parameters.NuTuned, BLTTheta: m.Parameters.Theta, BLTOmega: m.Parameters.Omega,
+		Nu: m.Parameters.Nu, NuTuned: m.Parameters.NuTuned, BLTTheta: m.Parameters.Theta, BLTOmega: m.Parameters.Omega, ToeplitzCoefs: m.Parameters.Coefficients,
 	}
 	if st := c.Status; st != nil {
 		r.Optimizer = &OptimizerReport{Method: st.Method, Iterations: st.Iterations, Evals: st.Evals,

@@ -86,6 +86,8 @@ type Parameters struct {
 	// Theta and Omega are a BLT's buffer decays θ and output scales ω:
 	// C = I + Σ_i ω_i · (Toeplitz of θ_i^{t−1}, t ≥ 1).
 	Theta, Omega []float64
+	// Coefficients are a banded Toeplitz C's leading coefficients.
+	Coefficients []float64
 }
 
 // String is the parameters in one line ("" when there are none), e.g.
@@ -101,6 +103,9 @@ func (p Parameters) String() string {
 	}
 	if len(p.Theta) > 0 {
 		parts = append(parts, fmt.Sprintf("θ = %s, ω = %s", floatList(p.Theta), floatList(p.Omega)))
+	}
+	if len(p.Coefficients) > 0 {
+		parts = append(parts, "c = "+floatList(p.Coefficients))
 	}
 	return strings.Join(parts, ", ")
 }
