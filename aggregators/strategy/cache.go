@@ -153,8 +153,9 @@ func canonical(f *Factorization) (*Factorization, error) {
 }
 
 // certified adds the certificate to an L-BFGS factorization cached before
-// certificates existed (files of this format version without one).
-func certified(f *Factorization, p *bandProblem) (*Factorization, error) {
+// certificates existed (files of this format version without one), and
+// stores it back under key so that the next load has it.
+func (c *Cache) certified(key string, f *Factorization, p *bandProblem) (*Factorization, error) {
 	if f.status.Certified {
 		return f, nil
 	}
@@ -164,6 +165,11 @@ func certified(f *Factorization, p *bandProblem) (*Factorization, error) {
 	}
 	g := *f
 	g.status = st
+	g.status.Cached = false // as stored
+	if err := c.store(key, &g); err != nil && c.Warn != nil {
+		c.Warn(fmt.Errorf("%w (the certificate will be computed again next time)", err))
+	}
+	g.status.Cached = f.status.Cached
 	return &g, nil
 }
 
@@ -181,7 +187,7 @@ func (c *Cache) BandMF(ctx context.Context, w *Workload, bands int, opts LBFGSOp
 	if err != nil {
 		return nil, err
 	}
-	return certified(f, newBandProblem(w, bands, func(i, j int) bool { return true }))
+	return c.certified(key, f, newBandProblem(w, bands, func(i, j int) bool { return true }))
 }
 
 // BandMFUnequal is BandMFUnequal through the cache.
@@ -194,7 +200,7 @@ func (c *Cache) BandMFUnequal(ctx context.Context, w *Workload, bands, b int, op
 	}
 	p := newBandProblem(w, bands, func(i, j int) bool { return true })
 	p.unequal(b)
-	return certified(f, p)
+	return c.certified(key, f, p)
 }
 
 // MultiEpoch is MultiEpoch through the cache, warm-started from BandMF with
@@ -216,7 +222,7 @@ func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOp
 	if err != nil {
 		return nil, err
 	}
-	return certified(f, newMultiEpochProblem(w, b))
+	return c.certified(key, f, newMultiEpochProblem(w, b))
 }
 
 // MultiEpochUnequal is MultiEpochUnequal through the cache, warm-started from
@@ -237,5 +243,5 @@ func (c *Cache) MultiEpochUnequal(ctx context.Context, w *Workload, b int, opts 
 	}
 	p := newMultiEpochProblem(w, b)
 	p.unequal(b)
-	return certified(f, p)
+	return c.certified(key, f, p)
 }
