@@ -321,12 +321,13 @@ func TestDPFTRLMIsServerMomentum(t *testing.T) {
 	}
 }
 
-// TestBandedBlockedIsPlainRecurrence: the blocked, 4-row-fused Banded.Next
-// is bit-identical to the plain recurrence (fill z_t, one axpy per history
-// row, scale) at a dimension that is not a multiple of the block, for a band
-// count that exercises the fused rows and the remainder.
+// TestBandedBlockedIsPlainRecurrence: the blocked, 8- and 4-row-fused
+// Banded.Next is bit-identical to the plain recurrence (fill z_t, one axpy
+// per history row, scale) at a dimension that is not a multiple of the
+// block, for a band count that exercises both fusions and the remainder
+// (14 history rows = 8 + 4 + 2).
 func TestBandedBlockedIsPlainRecurrence(t *testing.T) {
-	const n, bands, d = 30, 11, 2*bandedBlock + 123
+	const n, bands, d = 30, 15, 2*bandedBlock + 123
 	c := bandedFactor(n, bands)
 	src, err := NewBanded(c, bands, rng.New(6), d)
 	if err != nil {
