@@ -23,7 +23,7 @@ const mechanismUsageHead = `Usage:
                  [-k K] [-b B] [-workload prefix|momentum|identity] [-momentum BETA]
                  [-lr-schedule constant|linear|cosine -warmup N -cooldown N -final-lr F]
                  [-workload-file FILE] [-gap G] [-reltol R] [-maxiter N] [-progress] [-cache DIR]
-                 [-max-memory GB] [-json]
+                 [-max-memory GB] [-memory M1,M2,...] [-json]
 
 Prints a mechanism's sensitivity, loss (sens^2 ||B||_F^2, sigma = 1), rmse (sqrt(loss/n)),
 worst per-round error (std of the noisiest round), noise cost per round in units of the
@@ -34,7 +34,9 @@ SGD with heavy-ball momentum (momentum), either with a server learning-rate sche
 final_lr_fraction: A = S diag(eta) M_beta, the aggregator workload "server"), or any
 lower-triangular invertible A read from -workload-file (one row per line, entries separated
 by spaces or commas, # comments; -n may be left out). Without -strategy, compares all mechanisms
-for the given n and participation, best first. Mechanisms have the names a run's
+for the given n and participation, best first; with -memory, compares BLT (m buffers)
+against BandMF (m+1 bands) at equal noise memory (m vectors of the model's size kept
+between rounds) for each m. Mechanisms have the names a run's
 aggregator.kind takes (tree-online is kind tree with estimator online; multi-epoch is
 optimal-mf with multi_epoch: true); the -f variants, evaluated here only, drop the
 equal-column-norm constraint (BMF23 App. B): the diagonal of X is free with fixed sums over
@@ -87,7 +89,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 	var (
 		n        = fs.Int("n", 0, "number of rounds (required)")
 		name     = fs.String("strategy", "", mechanismNames()+" (default: compare all)")
-		bands    = fs.Int("bands", 0, "bands of bandmf (default -b under kb/minsep; required under single)")
+		bands    = fs.Int("bands", 0, "bands of bandmf and toeplitz (default -b under kb/minsep; required under single)")
 		nu       = fs.Float64("nu", -1, "nu of nu-ftrl in [0,1) (default: tuned by the prefix-sum loss)")
 		nuBands  = fs.Int("nu-bands", 0, "truncate nu-ftrl's C to this many Toeplitz coefficients (banded; default: all)")
 		memory   = fs.String("memory", "", "compare BLT with BandMF at equal noise memory: a comma-separated `list` of vectors kept between rounds (m buffers vs m+1 bands)")
@@ -307,8 +309,8 @@ func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[str
 		return "-reltol must be in (0,1)"
 	case maxIter < 1:
 		return "-maxiter must be positive"
-	case p.Kind == participation.Single && m.Strategy == "bandmf" && !set["bands"]:
-		return "-strategy bandmf under single participation needs -bands"
+	case p.Kind == participation.Single && (m.Strategy == "bandmf" || m.Strategy == "toeplitz") && !set["bands"]:
+		return fmt.Sprintf("-strategy %s under single participation needs -bands", m.Strategy)
 	case p.Kind == participation.Single && (m.Strategy == "multi-epoch" || m.Strategy == "multi-epoch-f" || m.Strategy == "bandmf-f"):
 		return fmt.Sprintf("-strategy %s needs -participation kb or minsep (optimal is the single-participation optimum)", name)
 	}
