@@ -282,16 +282,46 @@ func atb(a, b mat.Matrix) *mat.SymDense {
 		return &d
 	}
 	ad := dense(a)
-	bd := ad
-	if b != a {
-		bd = dense(b)
+	if b == a {
+		return gramUpper(ad)
 	}
+	bd := dense(b)
 	var d mat.Dense
 	d.Mul(ad.T(), bd)
 	x := mat.NewSymDense(n, nil)
 	raw, xr := d.RawMatrix(), x.RawSymmetric()
 	for i := 0; i < n; i++ {
 		copy(xr.Data[i*xr.Stride+i:i*xr.Stride+n], raw.Data[i*raw.Stride+i:i*raw.Stride+n])
+	}
+	return x
+}
+
+// gramBlock is the column-block size of gramUpper.
+const gramBlock = 512
+
+// gramUpper returns AᵀA computing only the blocks on and above the
+// diagonal (half the multiply-adds of the full product), each by the
+// parallel Dgemm over the whole inner dimension: every entry is summed in
+// the order the full product sums it, so the result is bit-identical to it
+// (TestGramUpperBitIdentical).
+func gramUpper(a *mat.Dense) *mat.SymDense {
+	m, n := a.Dims()
+	x := mat.NewSymDense(n, nil)
+	xr := x.RawSymmetric()
+	var blk mat.Dense
+	for i0 := 0; i0 < n; i0 += gramBlock {
+		i1 := min(i0+gramBlock, n)
+		ai := a.Slice(0, m, i0, i1)
+		for j0 := i0; j0 < n; j0 += gramBlock {
+			j1 := min(j0+gramBlock, n)
+			blk.Reset()
+			blk.Mul(ai.T(), a.Slice(0, m, j0, j1))
+			br := blk.RawMatrix()
+			for i := i0; i < i1; i++ {
+				lo := max(i, j0)
+				copy(xr.Data[i*xr.Stride+lo:i*xr.Stride+j1], br.Data[(i-i0)*br.Stride+lo-j0:(i-i0)*br.Stride+j1-j0])
+			}
+		}
 	}
 	return x
 }
