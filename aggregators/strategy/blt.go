@@ -151,11 +151,7 @@ func (s *BLT) Gram() *mat.SymDense { return gramOf(toeplitzLower(s.n, s.c)) }
 func (s *BLT) Factor() (*mat.TriDense, error) { return toeplitzLower(s.n, s.c), nil }
 
 // Decoder returns A C⁻¹.
-func (s *BLT) Decoder(w *Workload) (*mat.Dense, error) {
-	var b mat.Dense
-	b.Mul(w.A(), toeplitzLower(s.n, s.ci))
-	return &b, nil
-}
+func (s *BLT) Decoder(w *Workload) (*mat.Dense, error) { return toeplitzDecoder(w, s.ci), nil }
 
 // Sensitivity is exact through ToeplitzSensitivity when the coefficients are
 // nonnegative and non-increasing, else SensitivityOf.

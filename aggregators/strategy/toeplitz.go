@@ -3,6 +3,8 @@ package strategy
 import (
 	"math"
 
+	"gonum.org/v1/gonum/mat"
+
 	"dpfl/participation"
 )
 
@@ -94,4 +96,22 @@ func ToeplitzSensitivity(c []float64, n int, p participation.Schema) (Sensitivit
 		ss += v * v
 	}
 	return Sensitivity{Value: math.Sqrt(ss), Exact: true, Method: method}, true
+}
+
+// toeplitzDecoder returns A·T(ci) for the lower-triangular Toeplitz C⁻¹ with
+// first column ci, through dense operands (the parallel Dgemm; triangular
+// operands take gonum's element-by-element path).
+func toeplitzDecoder(w *Workload, ci []float64) *mat.Dense {
+	n := len(ci)
+	t := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		row := t.RawRowView(i)
+		for j := 0; j <= i; j++ {
+			row[j] = ci[i-j]
+		}
+	}
+	var a, b mat.Dense
+	a.CloneFrom(w.A())
+	b.Mul(&a, t)
+	return &b
 }

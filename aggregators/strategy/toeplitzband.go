@@ -103,9 +103,7 @@ func (s *BandedToeplitz) Factor() (*mat.TriDense, error) { return toeplitzLower(
 
 // Decoder returns A C⁻¹.
 func (s *BandedToeplitz) Decoder(w *Workload) (*mat.Dense, error) {
-	var b mat.Dense
-	b.Mul(w.A(), toeplitzLower(s.n, s.ci))
-	return &b, nil
+	return toeplitzDecoder(w, s.ci), nil
 }
 
 // Sensitivity: ToeplitzSensitivity when exact, else SensitivityOf.
