@@ -27,6 +27,7 @@ type configAccount struct {
 	SensitivityFor    string   `json:"sensitivity_for,omitempty"`    // the participation it is computed for
 	SensitivityMethod string   `json:"sensitivity_method,omitempty"` // how (exact, or an upper bound)
 	SensitivityExact  bool     `json:"sensitivity_exact"`
+	Parameters        string   `json:"strategy_parameters,omitempty"` // the strategy's own (tuned ν, BLT buffers)
 	Sigma             float64  `json:"sigma"`
 	Calibrated        bool     `json:"calibrated"`
 	NoiseStd          float64  `json:"noise_std"`
@@ -76,6 +77,7 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	if correlated {
 		out.Strategy, out.SensitivityFor = m.Strategy.String(), m.Schema.String()
 		out.SensitivityMethod, out.SensitivityExact = m.Sensitivity.Method, m.Sensitivity.Exact
+		out.Parameters = m.Parameters().String()
 	}
 	if a.Private {
 		e := a.Final.Epsilon
@@ -94,6 +96,9 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	fmt.Fprintf(stdout, "aggregator:     %s (clip %g)\n", out.Aggregator, out.Clip)
 	fmt.Fprintf(stdout, "participation:  %s\n", out.Participation)
 	fmt.Fprintf(stdout, "rounds:         %s\n", plan.RoundsLine())
+	if out.Parameters != "" {
+		fmt.Fprintf(stdout, "strategy:       %s (%s)\n", out.Strategy, out.Parameters)
+	}
 	if correlated {
 		fmt.Fprintf(stdout, "sensitivity:    %.6g (%s: %s)\n", out.Sensitivity, plan.SensitivityFor(), out.SensitivityMethod)
 	} else {
