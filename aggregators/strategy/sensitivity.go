@@ -138,17 +138,24 @@ func SensitivityOf(X *mat.SymDense, p participation.Schema) (Sensitivity, error)
 			}
 			return Sensitivity{Value: math.Sqrt(s), Exact: true, Method: "X>=0 non-increasing along rows and diagonals: pattern {0,b,...} (exact)"}, nil
 		}
-		u := make([]float64, n)
-		row := make([]float64, n)
-		for i := range u {
-			for j := range row {
-				row[j] = math.Abs(X.At(i, j))
-			}
-			u[i] = VecSens(row, p.K, p.B)
-		}
-		return Sensitivity{Value: math.Sqrt(VecSens(u, p.K, p.B)), Exact: false, Method: "Thm 3 upper bound"}, nil
+		return Sensitivity{Value: math.Sqrt(thm3Bound(X, p)), Exact: false, Method: "Thm 3 upper bound"}, nil
 	}
 	panic("unreachable")
+}
+
+// thm3Bound is BMF23 Thm 3's upper bound on the squared b-min-sep
+// sensitivity: VecSens(u), u_i = VecSens(|X_i,:|).
+func thm3Bound(X *mat.SymDense, p participation.Schema) float64 {
+	n := X.SymmetricDim()
+	u := make([]float64, n)
+	row := make([]float64, n)
+	for i := range u {
+		for j := range row {
+			row[j] = math.Abs(X.At(i, j))
+		}
+		u[i] = VecSens(row, p.K, p.B)
+	}
+	return VecSens(u, p.K, p.B)
 }
 
 // monotoneGram reports whether X ≥ 0 and X_{i,i+g} does not increase with

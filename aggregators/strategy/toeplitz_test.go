@@ -93,8 +93,10 @@ func TestToeplitzSensitivityAgainstBruteForce(t *testing.T) {
 
 // TestNuMinSepExact is the jax_privacy case (toeplitz_test
 // test_sensitivity_squared_min_sep_one: n = 50, c_t = sqrt(1 − 0.999·t/49),
-// min_sep 1, 5 participations): BMF23 Thm 3 bounds sens² by 607.385, the
-// exact value is 603.893 = ‖C(e_0+…+e_4)‖² (jax_privacy's own oracle).
+// min_sep 1, 5 participations): BMF23 Thm 3 bounds sens² by 607.385 (what
+// SensitivityOf printed before), the exact value is 603.893 =
+// ‖C(e_0+…+e_4)‖² (jax_privacy's own oracle), now from the coefficients
+// (ToeplitzSensitivity) and from X alone (monotoneGram).
 // ν-DP-FTRL under b-min-sep is now exact and below the bound, e.g. n = 60,
 // ν tuned, 4 participations 10 apart (the emnist-writers runs): 3.74007
 // (the Thm 3 bound was 3.77375).
@@ -105,14 +107,16 @@ func TestNuMinSepExact(t *testing.T) {
 		c[i] = math.Sqrt(1 + (0.001-1)*float64(i)/float64(n-1))
 	}
 	p := participation.Schema{Kind: participation.MinSep, K: 5, B: 1}
-	bound, err := SensitivityOf(gramOf(toeplitzLower(n, c)), p)
+	x := gramOf(toeplitzLower(n, c))
+	bound := thm3Bound(x, p)
+	exact, ok := ToeplitzSensitivity(c, n, p)
+	gram, err := SensitivityOf(x, p) // through monotoneGram, from X alone
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, ok := ToeplitzSensitivity(c, n, p)
-	t.Logf("jax_privacy case: Thm 3 bound sens² %.4f (%s), exact %.4f (%s)", bound.Value*bound.Value, bound.Method, exact.Value*exact.Value, exact.Method)
-	if !ok || bound.Exact || !near(bound.Value*bound.Value, 607.3852, 1e-4) || !near(exact.Value*exact.Value, 603.8934, 1e-4) {
-		t.Errorf("bound %v exact %v (%v)", bound.Value*bound.Value, exact.Value*exact.Value, ok)
+	t.Logf("jax_privacy case: Thm 3 bound sens² %.4f, exact %.4f (%s; from X: %.4f, %s)", bound, exact.Value*exact.Value, exact.Method, gram.Value*gram.Value, gram.Method)
+	if !ok || !near(bound, 607.3852, 1e-4) || !near(exact.Value*exact.Value, 603.8934, 1e-4) || !gram.Exact || !near(gram.Value, exact.Value, 1e-12*exact.Value) {
+		t.Errorf("bound %v exact %v (%v), from X %v (%s)", bound, exact.Value*exact.Value, ok, gram.Value*gram.Value, gram.Method)
 	}
 	// jax_privacy's oracle: ‖Σ of the first k columns‖².
 	want := 0.0
