@@ -78,3 +78,14 @@ func BenchmarkNoiseTreeVanillaStore(b *testing.B) { benchTree(b, strategy.TreeVa
 func BenchmarkNoiseTreeVanillaRegenerate(b *testing.B) {
 	benchTree(b, strategy.TreeVanilla, Regenerate)
 }
+
+// BenchmarkNoiseBLT4 is a BLT with 4 buffers (O(4·d) per round).
+func BenchmarkNoiseBLT4(b *testing.B) {
+	benchSource(b, func() NoiseSource {
+		s, err := NewBLTNoise([]float64{0.99, 0.9, 0.6, 0.2}, []float64{0.1, 0.15, 0.15, 0.1}, benchN, rng.New(1), benchD)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}

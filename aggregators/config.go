@@ -22,8 +22,8 @@ import (
 // new key must be zero by default (zero keys are left out of the hash).
 type Config struct {
 	// Kind: dpfedavg (independent noise), tree (tree-aggregation DP-FTRL),
-	// optimal-mf (optimal dense matrix factorization), bandmf (banded MF)
-	// or nu-ftrl (ν-DP-FTRL); see Kinds. A mechanism name of Names (e.g.
+	// optimal-mf (optimal dense matrix factorization), bandmf (banded MF),
+	// nu-ftrl (ν-DP-FTRL) or blt (buffered linear Toeplitz); see Kinds. A mechanism name of Names (e.g.
 	// tree-full, multi-epoch) or an old spelling (identity, optimal, nu) is
 	// accepted and normalized to its kind and parameters. Correlated-noise
 	// kinds are optimized for the run's rounds; their privacy is the
@@ -74,6 +74,8 @@ type Config struct {
 	// event: with privacy.epsilon the update's noise multiplier is
 	// calibrated so that the pair meets the target.
 	ClipCountStddev float64 `yaml:"clip_count_stddev"`
+
+	BLTConfig `yaml:",inline"`
 
 	// Set by Normalize: the mechanism name Kind was given as, and how the
 	// keys given with it contradict it.

@@ -85,6 +85,14 @@ var Kinds = []Kind{
 		validate:  func(c *Config, r Run, add Problems) { c.AGDConfig.validate(c, r, add) },
 		strategy:  func(*Config) string { return "identity" },
 	},
+	{
+		Name: "blt", Doc: "buffered linear Toeplitz DP-FTRL (DMR+24, MMR+24): C from a few decaying buffers, optimized for the run, O(buffers·d) noise", Correlated: true, Workload: true,
+		params:       func(c *Config) any { return &c.BLTConfig },
+		validate:     func(c *Config, r Run, add Problems) { c.BLTConfig.validate(r, add) },
+		strategy:     func(*Config) string { return "blt" },
+		configure:    func(c *Config, r Run, sc *strategy.Config) { c.BLTConfig.configure(r, sc) },
+		noiseVectors: func(c *Config, rounds, bands int) float64 { return c.BLTConfig.noiseVectors(bands) },
+	},
 }
 
 // Lookup returns the kind named name, or nil.
@@ -282,4 +290,42 @@ func (n *NuConfig) noiseVectors(rounds int) float64 {
 func hasEpochs(r Run) bool {
 	k := r.Participation.Kind
 	return k.Grouped() && !k.Sampled()
+}
+
+// BLTConfig is the blt kind's own parameters.
+type BLTConfig struct {
+	// Buffers: the number of BLT buffers m, the model-sized vectors the
+	// noise keeps between rounds (default: participation.b − 1, BandMF's
+	// memory with b bands, at most 8; required under single
+	// participation). The buffers' decays and scales are optimized for the
+	// run's rounds, workload and participation (an exact sensitivity);
+	// `dpfl mechanism -strategy blt -buffers M` prints them.
+	Buffers int `yaml:"buffers"`
+}
+
+func (b *BLTConfig) validate(r Run, add Problems) {
+	switch {
+	case b.Buffers < 0:
+		add("buffers", "%d must be positive (0: participation.b − 1, at most %d)", b.Buffers, strategy.BLTDefaultMaxBuffers)
+	case b.Buffers == 0 && !hasEpochs(r):
+		add("buffers", "required unless participation is kb or minsep (whose b − 1 is the default)")
+	case r.Rounds > 0 && b.Buffers > r.Rounds:
+		add("buffers", "%d exceeds the %d rounds", b.Buffers, r.Rounds)
+	}
+}
+
+func (b *BLTConfig) configure(r Run, sc *strategy.Config) {
+	sc.Buffers = b.Buffers
+	if sc.Buffers == 0 {
+		sc.Buffers = min(max(min(r.Participation.B, r.Rounds)-1, 1), strategy.BLTDefaultMaxBuffers)
+	}
+}
+
+// noiseVectors: the buffers and the round's output.
+func (b *BLTConfig) noiseVectors(bands int) float64 {
+	m := b.Buffers
+	if m == 0 {
+		m = min(max(bands-1, 1), strategy.BLTDefaultMaxBuffers)
+	}
+	return float64(m + 1)
 }

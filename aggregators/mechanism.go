@@ -262,6 +262,15 @@ func (m *Mechanism) SensitivityFor() string {
 	return fmt.Sprintf("for %s over %d rounds under %s (%s)", m.Strategy.String(), m.Strategy.N(), m.Schema, bound)
 }
 
+// Parameters are the strategy's own parameters (its tuned ν, its BLT
+// buffers), if it has any.
+func (m *Mechanism) Parameters() strategy.Parameters {
+	if ps, ok := m.Strategy.(strategy.Parameterized); ok {
+		return ps.Parameters()
+	}
+	return strategy.Parameters{}
+}
+
 // independent reports whether s adds independent noise in every round.
 func independent(s strategy.Strategy) bool {
 	ind, ok := s.(strategy.Independent)

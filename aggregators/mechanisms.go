@@ -62,8 +62,9 @@ func BandedWidth(s strategy.Strategy) int {
 }
 
 // NoiseFor builds the streaming noise source of a strategy for models of
-// dimension d: independent noise for identity; in Store mode, the banded
-// recurrence for a banded factorization (O(b·d) memory and time per round);
+// dimension d: independent noise for identity; in Store mode, the buffers of
+// a BLT (O(m·d) memory and time per round) and the banded recurrence for a
+// banded factorization (O(b·d) memory and time per round);
 // otherwise a Linear source in the given mode (a banded factor in Regenerate
 // mode: O(d) memory, every past latent redrawn each round, O(t·d) time at
 // round t; the same latents as the recurrence, and the same noise up to
@@ -71,6 +72,10 @@ func BandedWidth(s strategy.Strategy) int {
 func NoiseFor(s strategy.Strategy, root rng.Root, d int, mode Mode) (NoiseSource, error) {
 	if independent(s) {
 		return NewIdentityNoise(root), nil
+	}
+	if bs, ok := s.(strategy.Buffered); ok && mode == Store {
+		theta, omega := bs.Buffers()
+		return NewBLTNoise(theta, omega, s.N(), root, d)
 	}
 	if b := BandedWidth(s); b > 0 && mode == Store {
 		c, err := s.Factor()

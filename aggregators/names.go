@@ -52,6 +52,7 @@ var variants = []Name{
 	{Name: "bandmf", Kind: "bandmf", Strategy: "bandmf", Note: "banded MF"},
 	{Name: "bandmf-f", Strategy: "bandmf-f", Note: "bandmf without equal column norms (dpfl mechanism only)"},
 	{Name: "nu-ftrl", Kind: "nu-ftrl", Strategy: "nu", Aliases: []string{"nu"}, Note: "ν-DP-FTRL"},
+	{Name: "toeplitz", Strategy: "toeplitz", Note: "banded Toeplitz C, coefficients optimized (-bands; dpfl mechanism only)"},
 }
 
 func init() {

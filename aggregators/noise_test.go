@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"dpfl/aggregators/strategy"
+	"dpfl/participation"
 	"dpfl/sim/rng"
 )
 
@@ -36,6 +37,19 @@ func strategies(t *testing.T, n int) []strategy.Strategy {
 	if err != nil {
 		t.Fatal(err)
 	}
+	blt, err := strategy.NewBLT(n, []float64{0.95, 0.6, 0.1}, []float64{0.25, 0.15, 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bltOpt, err := strategy.OptimizeBLT(ctx, w, 2, participation.Schema{Kind: participation.Single}, strategy.LBFGSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := strategy.NewBandedToeplitz(n, []float64{1, -0.3, 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, blt, bltOpt, tb)
 	band, err := strategy.BandMF(ctx, w, 3, strategy.LBFGSOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -47,8 +61,8 @@ func strategies(t *testing.T, n int) []strategy.Strategy {
 // streamed noise equal the materialized product computed with gonum/mat from
 // the same latent vectors — C̃⁻¹Z for square factors, the tree's row
 // differences times the node noises — to 1e-9; Store and Regenerate modes
-// are bit-identical, except for banded factors (recurrence vs explicit
-// inverse), which agree to 1e-12 relative.
+// are bit-identical, except for banded factors and BLTs (recurrence or
+// buffers vs explicit inverse), which agree to 1e-12 relative.
 func TestNoiseMatchesMaterializedProduct(t *testing.T) {
 	const n, d = 13, 7
 	root := rng.New(3)
@@ -97,7 +111,8 @@ func TestNoiseMatchesMaterializedProduct(t *testing.T) {
 			}
 		}
 		for r := range outs[0] {
-			if BandedWidth(s) == 0 && !slices.Equal(outs[0][r], outs[1][r]) {
+			_, buffered := s.(strategy.Buffered)
+			if BandedWidth(s) == 0 && !buffered && !slices.Equal(outs[0][r], outs[1][r]) {
 				t.Fatalf("%s: store and regenerate differ in round %d", s.String(), r)
 			}
 			// A banded factor: the recurrence (store) and the explicit
@@ -306,12 +321,13 @@ func TestDPFTRLMIsServerMomentum(t *testing.T) {
 	}
 }
 
-// TestBandedBlockedIsPlainRecurrence: the blocked, 4-row-fused Banded.Next
-// is bit-identical to the plain recurrence (fill z_t, one axpy per history
-// row, scale) at a dimension that is not a multiple of the block, for a band
-// count that exercises the fused rows and the remainder.
+// TestBandedBlockedIsPlainRecurrence: the blocked, 8- and 4-row-fused
+// Banded.Next is bit-identical to the plain recurrence (fill z_t, one axpy
+// per history row, scale) at a dimension that is not a multiple of the
+// block, for a band count that exercises both fusions and the remainder
+// (14 history rows = 8 + 4 + 2).
 func TestBandedBlockedIsPlainRecurrence(t *testing.T) {
-	const n, bands, d = 30, 11, 2*bandedBlock + 123
+	const n, bands, d = 30, 15, 2*bandedBlock + 123
 	c := bandedFactor(n, bands)
 	src, err := NewBanded(c, bands, rng.New(6), d)
 	if err != nil {
@@ -370,6 +386,42 @@ func TestBandedRegenerateIsO1Memory(t *testing.T) {
 		regen.Next(got, r)
 		if !slices.Equal(got, want[r]) {
 			t.Fatalf("round %d after Seek(13) differs", r)
+		}
+	}
+}
+
+// TestBLTNoiseIsBuffered: a BLT's store-mode noise is the buffered source,
+// holding its m buffers (m·d values) whatever the rounds, and it equals the
+// materialized C⁻¹Z (TestNoiseMatchesMaterializedProduct covers the values;
+// here n = 400 rounds, d = 3, to 1e-9).
+func TestBLTNoiseIsBuffered(t *testing.T) {
+	const n, d = 400, 3
+	s, err := strategy.NewBLT(n, []float64{0.99, 0.7}, []float64{0.3, 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NoiseFor(s, rng.New(5), d, Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := src.(*BLTNoise); !ok || src.Bytes() != 2*d*8 {
+		t.Fatalf("source %T holding %d bytes", src, src.Bytes())
+	}
+	_, ci := s.Coefficients()
+	z := latentMatrix(rng.New(5), "noise", n, d)
+	row := make([]float64, d)
+	for r := 0; r < n; r++ {
+		if err := src.Next(row, r); err != nil {
+			t.Fatal(err)
+		}
+		for c := 0; c < d; c++ {
+			want := 0.0
+			for j := 0; j <= r; j++ {
+				want += ci[r-j] * z.At(j, c)
+			}
+			if math.Abs(row[c]-want) > 1e-9*(1+math.Abs(want)) {
+				t.Fatalf("round %d: streamed %v, C⁻¹Z %v", r, row[c], want)
+			}
 		}
 	}
 }

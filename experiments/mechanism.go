@@ -105,6 +105,14 @@ func (p *Plan) checkNoiseMemory(d int) error {
 		return nil
 	}
 	mb := func(vectors int) float64 { return float64(vectors) * float64(d) * 8 / (1 << 20) }
+	if bs, ok := s.(strategy.Buffered); ok {
+		theta, _ := bs.Buffers()
+		if need := mb(len(theta)); need > ag.MemoryBudgetMB {
+			return fmt.Errorf("experiments: aggregator.memory_budget_mb: BLT noise keeps %d buffers of %d parameters = %.0f MB, over the budget of %.0f MB; use fewer buffers or raise the budget",
+				len(theta), d, need, ag.MemoryBudgetMB)
+		}
+		return nil
+	}
 	if b := aggregators.BandedWidth(s); b > 0 {
 		if need := mb(b - 1); need > ag.MemoryBudgetMB {
 			fit := int(ag.MemoryBudgetMB*(1<<20)/(float64(d)*8)) + 1

@@ -53,7 +53,7 @@ func TestMechanismSensitivityGlue(t *testing.T) {
 // TestCorrelatedAggregatorsTrain: short private runs with each correlated
 // aggregator learn well above chance on MNIST.
 func TestCorrelatedAggregatorsTrain(t *testing.T) {
-	for _, agg := range []string{"  kind: tree\n", "  kind: tree\n  restart_every: 4\n", "  kind: bandmf\n", "  kind: nu-ftrl\n  memory: regenerate\n", "  kind: optimal-mf\n"} {
+	for _, agg := range []string{"  kind: tree\n", "  kind: tree\n  restart_every: 4\n", "  kind: bandmf\n", "  kind: nu-ftrl\n  memory: regenerate\n", "  kind: optimal-mf\n", "  kind: blt\n"} {
 		y := aggRun(12, "  kind: minsep\n  cohort: 200\n  k: 2\n  b: 5\n", agg+"  cache: "+t.TempDir()+"\n")
 		res, dir := runConfig(t, strings.Replace(y, "clients: 2000", "clients: 6000", 1), 2)
 		if res.Summary.FinalAccuracy < 0.5 {
@@ -197,6 +197,45 @@ func TestNuCoefficientsPlan(t *testing.T) {
 	for _, agg := range []string{"  kind: nu-ftrl\n  nu_coefficients: 31\n", "  kind: bandmf\n  nu_coefficients: 3\n"} {
 		if _, _, err := Load([]byte(aggRun(30, "  kind: minsep\n  cohort: 50\n  k: 2\n  b: 10\n", agg)), "p.yaml"); err == nil || !strings.Contains(err.Error(), "aggregator.nu_coefficients") {
 			t.Errorf("%q: error %v", agg, err)
+		}
+	}
+}
+
+// TestBLTPlan: kind blt builds the BLT optimized for the run (buffers
+// default to participation.b − 1, at most 8), with an exact sensitivity equal
+// to the strategy's own for the realized schema, streams its noise through
+// its buffers, reports θ and ω; buffers is required under single
+// participation and must be positive.
+func TestBLTPlan(t *testing.T) {
+	p := accountOf(t, aggRun(30, "  kind: minsep\n  cohort: 50\n  k: 2\n  b: 4\n", "  kind: blt\n"))
+	blt, ok := p.Mechanism.Strategy.(*strategy.BLT)
+	if !ok || blt.String() != "blt-m3" || !p.Mechanism.Sensitivity.Exact {
+		t.Fatalf("strategy %s, sensitivity %+v", p.Mechanism.Strategy.String(), p.Mechanism.Sensitivity)
+	}
+	want, err := blt.Sensitivity(p.Mechanism.Schema)
+	if err != nil || want.Value != p.Privacy.Sensitivity {
+		t.Fatalf("sensitivity %v, strategy's %v (%v)", p.Privacy.Sensitivity, want.Value, err)
+	}
+	if th := p.Mechanism.Parameters().Theta; len(th) != 3 {
+		t.Fatalf("parameters %+v", p.Mechanism.Parameters())
+	}
+	src, err := p.Mechanism.Noise(rng.New(1), 10, p.Config.Aggregator.Mode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := src.(*aggregators.BLTNoise); !ok {
+		t.Fatalf("noise source %T, want the BLT buffers", src)
+	}
+	if two := accountOf(t, aggRun(30, "  kind: single\n  cohort: 50\n", "  kind: blt\n  buffers: 2\n")); two.Mechanism.Strategy.String() != "blt-m2" {
+		t.Fatalf("buffers 2: %s", two.Mechanism.Strategy.String())
+	}
+	for agg, msg := range map[string]string{
+		"  kind: blt\n":                              "aggregator.buffers",
+		"  kind: blt\n  buffers: -1\n":               "must be positive",
+		"  kind: bandmf\n  bands: 2\n  buffers: 2\n": "only aggregator kind blt uses it",
+	} {
+		if _, _, err := Load([]byte(aggRun(30, "  kind: single\n  cohort: 50\n", agg)), "p.yaml"); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: error %v, want %q", agg, err, msg)
 		}
 	}
 }

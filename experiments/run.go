@@ -598,7 +598,7 @@ func logf(w io.Writer, format string, args ...any) {
 
 // Summary returns the parts of a run summary known before training.
 func (p *Plan) Summary() results.Summary {
-	return results.Summary{Name: p.Config.Name, Report: p.Report(), ClipCountStddev: p.Privacy.ClipCountStd}
+	return results.Summary{Name: p.Config.Name, Report: p.Report(), ClipCountStddev: p.Privacy.ClipCountStd, Nu: p.Mechanism.Parameters().Nu}
 }
 
 // Report is the plan's privacy report: the mechanism, the realized

@@ -213,6 +213,11 @@ type Summary struct {
 	// like the model (targets other than padding, OOV and end of document).
 	MajorityAccuracy *float64
 	privacy.Report
+	// Nu is the ν of a nu-ftrl run: aggregator.nu, or the one tuned for
+	// the rounds when it is not set. It is here and not in config.yaml,
+	// whose keys make the run ID: writing the tuned value there would
+	// change the IDs of existing runs.
+	Nu          *float64
 	WallSeconds float64
 	ResumedFrom int // the checkpoint round a resumed run continued from
 	Workers     int
@@ -254,7 +259,7 @@ var summaryForm = privacy.NewForm(Summary{},
 	"final_accuracy=FinalAccuracy", "best_accuracy=BestAccuracy", "final_test_loss=FinalTestLoss",
 	"final_val_accuracy=FinalValAccuracy,omitempty", "majority_accuracy=MajorityAccuracy,omitempty",
 	"epsilon=Epsilon", "delta=Delta", "epsilon_method=EpsilonMethod", "noise_multiplier=NoiseMultiplier",
-	"sensitivity=Sensitivity", "sensitivity_for=SensitivityFor,omitempty", "noise_std=NoiseStd",
+	"sensitivity=Sensitivity", "sensitivity_for=SensitivityFor,omitempty", "noise_std=NoiseStd", "nu=Nu,omitempty",
 	"participation=Participation", "max_participations=MaxParticipations", "mean_cohort_fill=MeanFill",
 	"min_separation=MinSeparation", "wall_seconds=WallSeconds", "resumed_from_round=ResumedFrom,omitempty",
 	"population_scale=PopulationScale,omitempty", "population_epsilon=PopulationEpsilon,omitempty",

@@ -567,6 +567,10 @@ func (p *bandProblem) finish(theta []float64, st Status) (*Factorization, error)
 			x.SetSym(i, i-d, xs[i*bw+d])
 		}
 	}
+	st, err := p.withCertificate(x, st)
+	if err != nil {
+		return nil, err
+	}
 	if p.dense {
 		return NewFactorization("", x, st)
 	}

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -52,6 +53,11 @@ type Config struct {
 	// NuBands, if positive, truncates ν-DP-FTRL's C to its first NuBands
 	// Toeplitz coefficients (NewNuBanded; ν is still tuned untruncated).
 	NuBands int
+	// Buffers is the number of BLT buffers; 0 means b̂ − 1, the noise memory
+	// of BandMF with b̂ = Bands bands (Participation.B under kb/minsep when
+	// Bands is 0), at most 8, at least 1; under single participation
+	// without Bands it is an error.
+	Buffers int
 	// RestartEvery, if positive, restarts the tree strategies (tree,
 	// tree-online, tree-full) every RestartEvery rounds (TreeRestarts).
 	RestartEvery int
@@ -121,6 +127,48 @@ func init() {
 		}})
 	}
 	Register(Builder{Name: "nu", Order: 9, Memory: dense(6), Build: func(_ context.Context, cfg Config) (Strategy, error) { return buildNu(cfg) }})
+	Register(Builder{Name: "blt", Order: 10, Memory: dense(6), Build: buildBLT})
+	Register(Builder{Name: "toeplitz", Order: 11, Memory: dense(6), Build: func(ctx context.Context, cfg Config) (Strategy, error) {
+		b := cfg.Bands
+		if b == 0 {
+			if cfg.Participation.Kind == participation.Single {
+				return nil, errors.New("strategy: toeplitz under single participation needs a band count")
+			}
+			b = min(cfg.Participation.B, cfg.Workload.N())
+		}
+		return OptimizeBandedToeplitz(ctx, cfg.Workload, b, cfg.Participation, cfg.LBFGS)
+	}})
+}
+
+// BLTDefaultMaxBuffers caps the default number of BLT buffers (Config.Buffers
+// 0): BandMF's memory b̂ − 1 when that is small, else this.
+const BLTDefaultMaxBuffers = 8
+
+// BLTBuffers is the number of buffers Build gives a BLT for cfg (see
+// Config.Buffers), or an error.
+func BLTBuffers(cfg Config) (int, error) {
+	if cfg.Buffers < 0 {
+		return 0, fmt.Errorf("strategy: blt needs buffers ≥ 1, got %d", cfg.Buffers)
+	}
+	if cfg.Buffers > 0 {
+		return cfg.Buffers, nil
+	}
+	b := cfg.Bands
+	if b == 0 {
+		if cfg.Participation.Kind == participation.Single {
+			return 0, errors.New("strategy: blt under single participation needs a buffer count (or bands, whose BandMF memory it matches)")
+		}
+		b = min(cfg.Participation.B, cfg.Workload.N())
+	}
+	return min(max(b-1, 1), BLTDefaultMaxBuffers), nil
+}
+
+func buildBLT(ctx context.Context, cfg Config) (Strategy, error) {
+	m, err := BLTBuffers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return OptimizeBLT(ctx, cfg.Workload, m, cfg.Participation, cfg.LBFGS)
 }
 
 func buildTree(cfg Config, est TreeEstimator) (Strategy, error) {
@@ -146,17 +194,21 @@ func buildTree(cfg Config, est TreeEstimator) (Strategy, error) {
 
 func buildNu(cfg Config) (Strategy, error) {
 	n := cfg.Workload.N()
-	nu := cfg.Nu
-	if nu < 0 {
+	nu, tuned := cfg.Nu, cfg.Nu < 0
+	if tuned {
 		nu = TuneNu(n, 0.0005)
 	}
-	if nu >= 1 {
+	if !(nu < 1) {
 		return nil, fmt.Errorf("strategy: nu %v outside [0,1)", nu)
 	}
+	var s *Nu
 	if cfg.NuBands > 0 {
-		return NewNuBanded(n, nu, cfg.NuBands), nil
+		s = NewNuBanded(n, nu, cfg.NuBands)
+	} else {
+		s = NewNu(n, nu)
 	}
-	return NewNu(n, nu), nil
+	s.tuned = tuned
+	return s, nil
 }
 
 func buildMultiEpoch(ctx context.Context, name string, cfg Config) (Strategy, error) {

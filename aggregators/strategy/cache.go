@@ -152,6 +152,27 @@ func canonical(f *Factorization) (*Factorization, error) {
 	return NewFactorization(f.name, x, f.status)
 }
 
+// certified adds the certificate to an L-BFGS factorization cached before
+// certificates existed (files of this format version without one), and
+// stores it back under key so that the next load has it.
+func (c *Cache) certified(key string, f *Factorization, p *bandProblem) (*Factorization, error) {
+	if f.status.Certified {
+		return f, nil
+	}
+	st, err := p.withCertificate(f.x, f.status)
+	if err != nil {
+		return nil, err
+	}
+	g := *f
+	g.status = st
+	g.status.Cached = false // as stored
+	if err := c.store(key, &g); err != nil && c.Warn != nil {
+		c.Warn(fmt.Errorf("%w (the certificate will be computed again next time)", err))
+	}
+	g.status.Cached = f.status.Cached
+	return &g, nil
+}
+
 // Optimal is OptimalSingle through the cache.
 func (c *Cache) Optimal(ctx context.Context, w *Workload, opts FixedPointOptions) (*Factorization, error) {
 	key := fmt.Sprintf("v%d|optimal|%s|gap=%g|maxiter=%d", cacheFormat, w.Key(), opts.Gap, opts.MaxIter)
@@ -162,14 +183,24 @@ func (c *Cache) Optimal(ctx context.Context, w *Workload, opts FixedPointOptions
 func (c *Cache) BandMF(ctx context.Context, w *Workload, bands int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
 	key := fmt.Sprintf("v%d|bandmf|%s|bands=%d|maxiter=%d|reltol=%g|store=%d", cacheFormat, w.Key(), bands, opts.MaxIter, opts.RelTol, opts.Store)
-	return c.get(key, func() (*Factorization, error) { return BandMF(ctx, w, bands, opts) })
+	f, err := c.get(key, func() (*Factorization, error) { return BandMF(ctx, w, bands, opts) })
+	if err != nil {
+		return nil, err
+	}
+	return c.certified(key, f, newBandProblem(w, bands, func(i, j int) bool { return true }))
 }
 
 // BandMFUnequal is BandMFUnequal through the cache.
 func (c *Cache) BandMFUnequal(ctx context.Context, w *Workload, bands, b int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
 	key := fmt.Sprintf("v%d|bandmf-f|%s|bands=%d|b=%d|maxiter=%d|reltol=%g|store=%d", cacheFormat, w.Key(), bands, b, opts.MaxIter, opts.RelTol, opts.Store)
-	return c.get(key, func() (*Factorization, error) { return BandMFUnequal(ctx, w, bands, b, opts) })
+	f, err := c.get(key, func() (*Factorization, error) { return BandMFUnequal(ctx, w, bands, b, opts) })
+	if err != nil {
+		return nil, err
+	}
+	p := newBandProblem(w, bands, func(i, j int) bool { return true })
+	p.unequal(b)
+	return c.certified(key, f, p)
 }
 
 // MultiEpoch is MultiEpoch through the cache, warm-started from BandMF with
@@ -180,7 +211,7 @@ func (c *Cache) BandMFUnequal(ctx context.Context, w *Workload, bands, b int, op
 func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
 	key := fmt.Sprintf("v%d|multi-epoch|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf", cacheFormat, w.Key(), b, opts.MaxIter, opts.RelTol, opts.Store)
-	return c.get(key, func() (*Factorization, error) {
+	f, err := c.get(key, func() (*Factorization, error) {
 		s, err := c.BandMF(ctx, w, min(b, w.N()), opts)
 		if err != nil {
 			return nil, err
@@ -188,6 +219,10 @@ func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOp
 		opts.Start = s.x
 		return MultiEpoch(ctx, w, b, opts)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return c.certified(key, f, newMultiEpochProblem(w, b))
 }
 
 // MultiEpochUnequal is MultiEpochUnequal through the cache, warm-started from
@@ -195,7 +230,7 @@ func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOp
 func (c *Cache) MultiEpochUnequal(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
 	key := fmt.Sprintf("v%d|multi-epoch-f|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf-f", cacheFormat, w.Key(), b, opts.MaxIter, opts.RelTol, opts.Store)
-	return c.get(key, func() (*Factorization, error) {
+	f, err := c.get(key, func() (*Factorization, error) {
 		s, err := c.BandMFUnequal(ctx, w, min(b, w.N()), b, opts)
 		if err != nil {
 			return nil, err
@@ -203,4 +238,10 @@ func (c *Cache) MultiEpochUnequal(ctx context.Context, w *Workload, b int, opts 
 		opts.Start = s.x
 		return MultiEpochUnequal(ctx, w, b, opts)
 	})
+	if err != nil {
+		return nil, err
+	}
+	p := newMultiEpochProblem(w, b)
+	p.unequal(b)
+	return c.certified(key, f, p)
 }

@@ -106,3 +106,40 @@ func TestCacheStale(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheAddsCertificate: an entry cached before certificates existed
+// (same format version, Status without one) is loaded with its certificate
+// computed, and stored back: the next load reads it from the file (the
+// stored status is certified), with the same X.
+func TestCacheAddsCertificate(t *testing.T) {
+	dir := t.TempDir()
+	c := &Cache{Dir: dir}
+	ctx := context.Background()
+	w := Prefix(32)
+	f, err := c.MultiEpoch(ctx, w, 8, LBFGSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := LBFGSOptions{}
+	opts.defaults()
+	key := fmt.Sprintf("v%d|multi-epoch|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf", cacheFormat, w.Key(), 8, opts.MaxIter, opts.RelTol, opts.Store)
+	old := *f
+	old.status = Status{Method: "L-BFGS", Iterations: 3, Converged: true, Message: "old"}
+	if err := c.store(key, &old); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.load(key).Status(); st.Certified {
+		t.Fatal("the old entry has a certificate")
+	}
+	g, err := c.MultiEpoch(ctx, w, 8, LBFGSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := g.Status()
+	if !st.Certified || !st.Cached || !(st.Gap <= 1e-6) || st.Iterations != 3 || !mat.Equal(g.Gram(), f.Gram()) {
+		t.Fatalf("loaded: %+v", st)
+	}
+	if again := c.load(key).Status(); !again.Certified || again.Gap != st.Gap || again.KKT != st.KKT {
+		t.Fatalf("stored back: %+v", again)
+	}
+}

@@ -21,7 +21,7 @@ import (
 // the truncated coefficients, and B = A C⁻¹ changes with it: the
 // sensitivity and the error of the truncated strategy are those of this
 // banded C, computed exactly like any other strategy's (under b-min-sep
-// with bands ≤ b the sensitivity is the exact banded VecSens). Truncation
+// with bands ≤ b or not, ToeplitzSensitivity is exact). Truncation
 // lowers the sensitivity (fewer coefficients in each column) and raises
 // ‖B‖_F (the anti-correlation of the noise is cut off). Prefix sums, single
 // participation, n = 256, ν = 0.003: loss 6207 with 8 bands, 3853 (16),
@@ -29,14 +29,16 @@ import (
 type Nu struct {
 	n     int
 	nu    float64
-	bands int // number of coefficients of C kept (n: all)
+	tuned bool // ν was tuned by Build (Config.Nu < 0), not given
+	bands int  // number of coefficients of C kept (n: all)
 	c, ci []float64
 }
 
 var (
-	_ Strategy = (*Nu)(nil)
-	_ Analyzed = (*Nu)(nil)
-	_ Banded   = (*Nu)(nil)
+	_ Strategy      = (*Nu)(nil)
+	_ Analyzed      = (*Nu)(nil)
+	_ Banded        = (*Nu)(nil)
+	_ Parameterized = (*Nu)(nil)
 )
 
 // NewNu returns ν-DP-FTRL for n rounds, ν in [0,1).
@@ -107,6 +109,12 @@ func (s *Nu) N() int { return s.n }
 // Nu returns ν.
 func (s *Nu) Nu() float64 { return s.nu }
 
+// Parameters reports ν, and whether Build tuned it.
+func (s *Nu) Parameters() Parameters {
+	nu := s.nu
+	return Parameters{Nu: &nu, NuTuned: s.tuned}
+}
+
 // Coefficients returns copies of the Toeplitz coefficients of C and C⁻¹
 // (first columns; those of the truncated C and its inverse when banded).
 func (s *Nu) Coefficients() (c, cinv []float64) {
@@ -143,17 +151,25 @@ func (s *Nu) Decoder(w *Workload) (*mat.Dense, error) {
 	return &b, nil
 }
 
-// Sensitivity: single participation is the first column's norm; other
-// schemas go through SensitivityOf (C ≥ 0, so (k,b) is exact).
+// Sensitivity: single participation is the first column's norm; b-min-sep
+// is exact by ToeplitzSensitivity (the coefficients, truncated or not, are
+// nonnegative and non-increasing); (k,b) goes through SensitivityOf (C ≥ 0,
+// so exact; the same value as ToeplitzSensitivity, kept on this path so that
+// existing runs' sensitivities stay bit-identical).
 func (s *Nu) Sensitivity(p participation.Schema) (Sensitivity, error) {
 	check(p)
 	p = clamp(p, s.n)
-	if p.Kind == participation.Single {
+	switch p.Kind {
+	case participation.Single:
 		ss := 0.0
 		for _, x := range s.c {
 			ss += x * x
 		}
 		return Sensitivity{Value: math.Sqrt(ss), Exact: true, Method: "max column norm"}, nil
+	case participation.MinSep:
+		if sens, ok := ToeplitzSensitivity(s.c, s.n, p); ok {
+			return sens, nil
+		}
 	}
 	return SensitivityOf(s.Gram(), p)
 }

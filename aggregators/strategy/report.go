@@ -13,16 +13,21 @@ import (
 // a privacy.Report; the rest is the strategy's error and noise cost.
 type Report struct {
 	privacy.Report
-	Workload    string
-	Loss        float64
-	RMSE        float64
-	MaxRoundStd float64
-	Residual    float64
-	NoiseTime   float64 // per round, in units of the model dimension d
-	NoiseMemory float64 // per round, in units of d
-	NoiseNote   string
-	Optimizer   *OptimizerReport
-	Error       string
+	Workload      string
+	Loss          float64
+	RMSE          float64
+	MaxRoundStd   float64
+	Residual      float64
+	NoiseTime     float64 // per round, in units of the model dimension d
+	NoiseMemory   float64 // per round, in units of d
+	NoiseNote     string
+	Nu            *float64 // ν of ν-DP-FTRL
+	NuTuned       bool     // ν was tuned, not given
+	BLTTheta      []float64
+	BLTOmega      []float64
+	ToeplitzCoefs []float64
+	Optimizer     *OptimizerReport
+	Error         string
 }
 
 // reportForm is Report's JSON form.
@@ -31,7 +36,8 @@ var reportForm = privacy.NewForm(Report{},
 	"sensitivity=Sensitivity", "sensitivity_exact=SensitivityExact", "sensitivity_method=SensitivityMethod",
 	"sensitivity_single=SensitivitySingle", "loss=Loss", "rmse=RMSE", "max_round_std=MaxRoundStd",
 	"residual=Residual", "noise_time_per_round_d=NoiseTime", "noise_memory_per_round_d=NoiseMemory",
-	"noise_note=NoiseNote,omitempty", "optimizer=Optimizer,omitempty", "error=Error,omitempty")
+	"noise_note=NoiseNote,omitempty", "nu=Nu,omitempty", "nu_tuned=NuTuned,omitempty", "blt_theta=BLTTheta,omitempty",
+	"blt_omega=BLTOmega,omitempty", "toeplitz_coefficients=ToeplitzCoefs,omitempty", "optimizer=Optimizer,omitempty", "error=Error,omitempty")
 
 // MarshalJSON writes r in its JSON form.
 func (r Report) MarshalJSON() ([]byte, error) { return reportForm.Marshal(&r) }
@@ -46,9 +52,14 @@ type OptimizerReport struct {
 	Evals      int      `json:"evaluations"`
 	Gap        *float64 `json:"gap,omitempty"`
 	GradNorm   *float64 `json:"grad_norm,omitempty"`
-	Converged  bool     `json:"converged"`
-	Message    string   `json:"message,omitempty"`
-	Cached     bool     `json:"cached"`
+	// LowerBound and KKTResidual are the L-BFGS certificate: a dual lower
+	// bound on the optimal tr(AᵀA X⁻¹), and the projected gradient relative
+	// to ‖X⁻¹AᵀAX⁻¹‖_F (Gap is then (objective − bound)/objective).
+	LowerBound  *float64 `json:"lower_bound,omitempty"`
+	KKTResidual *float64 `json:"kkt_residual,omitempty"`
+	Converged   bool     `json:"converged"`
+	Message     string   `json:"message,omitempty"`
+	Cached      bool     `json:"cached"`
 }
 
 // NewReport is c's report for the named workload. The mechanism's name
@@ -63,10 +74,14 @@ func NewReport(c Comparison, workload string) Report {
 		},
 		Workload: workload, Loss: m.Loss, RMSE: m.RMSE, MaxRoundStd: m.MaxRoundStd, Residual: m.Residual,
 		NoiseTime: m.Cost.Time, NoiseMemory: m.Cost.Memory, NoiseNote: m.Cost.Note,
+		Nu: m.Parameters.Nu, NuTuned: m.Parameters.NuTuned, BLTTheta: m.Parameters.Theta, BLTOmega: m.Parameters.Omega, ToeplitzCoefs: m.Parameters.Coefficients,
 	}
 	if st := c.Status; st != nil {
 		r.Optimizer = &OptimizerReport{Method: st.Method, Iterations: st.Iterations, Evals: st.Evals,
 			Gap: finitePtr(st.Gap), GradNorm: finitePtr(st.GradNorm), Converged: st.Converged, Message: st.Message, Cached: st.Cached}
+		if st.Certified {
+			r.Optimizer.LowerBound, r.Optimizer.KKTResidual = finitePtr(st.Lower), finitePtr(st.KKT)
+		}
 	}
 	return r
 }

@@ -69,7 +69,12 @@ const zeroTol = 1e-12
 //     column-orthogonal strategies) or X ≥ 0 elementwise (1ᵀX_ππ1); otherwise
 //     the Prop. E.1 upper bound max_π Σ_{i,j∈π} |X_ij|.
 //   - MinSep: exact VecSens(diag X) when X is B-banded; otherwise the Thm 3
-//     upper bound VecSens(u), u_i = VecSens(|X_i,:|).
+//     upper bound VecSens(u), u_i = VecSens(|X_i,:|); exact for X ≥ 0
+//     non-increasing along rows and diagonals (monotoneGram: the optimal
+//     single-participation MF for prefix sums). Toeplitz strategies
+//     with nonnegative non-increasing coefficients (ν-DP-FTRL, BLT) are exact
+//     through ToeplitzSensitivity instead; for dense X ≥ 0 (multi-epoch MF)
+//     no exact method is known and the bound stays, Exact false.
 func SensitivityOf(X *mat.SymDense, p participation.Schema) (Sensitivity, error) {
 	check(p)
 	n := X.SymmetricDim()
@@ -121,17 +126,63 @@ func SensitivityOf(X *mat.SymDense, p participation.Schema) (Sensitivity, error)
 		if Bandwidth(X, tol) <= p.B {
 			return Sensitivity{Value: math.Sqrt(VecSens(diag, p.K, p.B)), Exact: true, Method: "banded VecSens (exact)"}, nil
 		}
-		u := make([]float64, n)
-		row := make([]float64, n)
-		for i := range u {
-			for j := range row {
-				row[j] = math.Abs(X.At(i, j))
+		if monotoneGram(X) {
+			// Every pattern's terms are bounded termwise by those of
+			// {0, b, …, (k̂−1)b} (see monotoneGram).
+			k := min(p.K, ceilDiv(n, p.B))
+			s := 0.0
+			for a := 0; a < k; a++ {
+				for c := 0; c < k; c++ {
+					s += X.At(a*p.B, c*p.B)
+				}
 			}
-			u[i] = VecSens(row, p.K, p.B)
+			return Sensitivity{Value: math.Sqrt(s), Exact: true, Method: "X>=0 non-increasing along rows and diagonals: pattern {0,b,...} (exact)"}, nil
 		}
-		return Sensitivity{Value: math.Sqrt(VecSens(u, p.K, p.B)), Exact: false, Method: "Thm 3 upper bound"}, nil
+		return Sensitivity{Value: math.Sqrt(thm3Bound(X, p)), Exact: false, Method: "Thm 3 upper bound"}, nil
 	}
 	panic("unreachable")
+}
+
+// thm3Bound is BMF23 Thm 3's upper bound on the squared b-min-sep
+// sensitivity: VecSens(u), u_i = VecSens(|X_i,:|).
+func thm3Bound(X *mat.SymDense, p participation.Schema) float64 {
+	n := X.SymmetricDim()
+	u := make([]float64, n)
+	row := make([]float64, n)
+	for i := range u {
+		for j := range row {
+			row[j] = math.Abs(X.At(i, j))
+		}
+		u[i] = VecSens(row, p.K, p.B)
+	}
+	return VecSens(u, p.K, p.B)
+}
+
+// monotoneGram reports whether X ≥ 0 and X_{i,i+g} does not increase with
+// i (for each g ≥ 0) nor with g (for each i), exactly as stored. Then the
+// b-min-sep sensitivity is exact with the pattern π* = {0, b, …, (k̂−1)b}:
+// X ≥ 0 makes sens² = max_π Σ_{a,c∈π} X_{p_a p_c}, and a pattern
+// p_0 < … < p_{m−1} (m ≤ k̂) has p_a ≥ ab and p_c − p_a ≥ (c−a)b, so
+// X_{p_a p_c} ≤ X_{ab, ab+(p_c−p_a)} ≤ X_{ab, cb} term by term (the same
+// argument as ToeplitzSensitivity). The optimal single-participation X for
+// prefix sums has this form (TestMonotoneGramSensitivity).
+func monotoneGram(X *mat.SymDense) bool {
+	n := X.SymmetricDim()
+	raw := X.RawSymmetric() // upper triangle: X_{i,j}, j ≥ i, at i*Stride+j
+	for i := 0; i < n; i++ {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+n]
+		var next []float64
+		if i+1 < n {
+			next = raw.Data[(i+1)*raw.Stride : (i+1)*raw.Stride+n]
+		}
+		for j := i; j < n; j++ {
+			v := row[j]
+			if !(v >= 0) || (j+1 < n && row[j+1] > v) || (next != nil && j+1 < n && next[j+1] > v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Bandwidth returns the number of bands of X: 1 + max |i−j| over entries with

@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -194,5 +195,47 @@ func TestSqrtSensitivityN2052(t *testing.T) {
 	s, _ = nu.Sensitivity(participation.Schema{Kind: participation.KB, K: 6, B: 342})
 	if !near(s.Value, 6.0994, 1e-4) || !s.Exact {
 		t.Errorf("(6,342) %v (%s), want 6.0994", s.Value, s.Method)
+	}
+}
+
+// TestMonotoneGramSensitivity: for X ≥ 0 non-increasing along rows and
+// diagonals (Toeplitz C with nonnegative non-increasing coefficients, and the
+// optimal single-participation MF for prefix sums, n ≤ 12) the b-min-sep
+// sensitivity is exact and equals the brute force over all patterns (1e-12
+// relative), for k, b ≤ 5; the multi-epoch MF (zeros at i ≡ j mod b) keeps
+// the Thm 3 bound.
+func TestMonotoneGramSensitivity(t *testing.T) {
+	ctx := context.Background()
+	for n := 2; n <= 12; n += 2 {
+		opt, err := OptimalSingle(ctx, Prefix(n), FixedPointOptions{Gap: 1e-10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := NuCoefficients(n, 0.1)
+		for _, x := range []*mat.SymDense{opt.Gram(), gramOf(toeplitzLower(n, c))} {
+			if !monotoneGram(x) {
+				t.Fatalf("n=%d: X not monotone", n)
+			}
+			for k := 1; k <= 5; k++ {
+				for b := 1; b <= 5; b++ {
+					p := participation.Schema{Kind: participation.MinSep, K: k, B: b}
+					got, err := SensitivityOf(x, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := math.Sqrt(bruteSens2(x, p))
+					if !got.Exact || !near(got.Value, want, 1e-12*want) {
+						t.Fatalf("n=%d %v: %v (%s), brute force %v", n, p, got.Value, got.Method, want)
+					}
+				}
+			}
+		}
+	}
+	me, err := MultiEpoch(ctx, Prefix(24), 6, LBFGSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := me.Sensitivity(participation.Schema{Kind: participation.MinSep, K: 4, B: 6}); s.Exact {
+		t.Errorf("multi-epoch min-sep claimed exact: %s", s.Method)
 	}
 }

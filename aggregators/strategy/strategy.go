@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -70,6 +71,53 @@ type PrefixWeighted interface {
 	PrefixWeights() (*mat.Dense, error)
 }
 
+// Parameterized is implemented by strategies with parameters chosen when
+// they are built (ν-DP-FTRL's ν, tuned or given; BLT's buffers), for
+// reports.
+type Parameterized interface {
+	Parameters() Parameters
+}
+
+// Parameters are a strategy's own parameters, as reports show them; unset
+// fields do not apply.
+type Parameters struct {
+	Nu      *float64 // ν of ν-DP-FTRL
+	NuTuned bool     // ν was tuned (by the prefix-sum loss), not given
+	// Theta and Omega are a BLT's buffer decays θ and output scales ω:
+	// C = I + Σ_i ω_i · (Toeplitz of θ_i^{t−1}, t ≥ 1).
+	Theta, Omega []float64
+	// Coefficients are a banded Toeplitz C's leading coefficients.
+	Coefficients []float64
+}
+
+// String is the parameters in one line ("" when there are none), e.g.
+// "ν = 0.0135 (tuned)".
+func (p Parameters) String() string {
+	var parts []string
+	if p.Nu != nil {
+		s := fmt.Sprintf("ν = %g", *p.Nu)
+		if p.NuTuned {
+			s += " (tuned)"
+		}
+		parts = append(parts, s)
+	}
+	if len(p.Theta) > 0 {
+		parts = append(parts, fmt.Sprintf("θ = %s, ω = %s", floatList(p.Theta), floatList(p.Omega)))
+	}
+	if len(p.Coefficients) > 0 {
+		parts = append(parts, "c = "+floatList(p.Coefficients))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func floatList(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprintf("%.6g", x)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
 // Cost is the per-round cost of streaming the noise, in units of the model
 // dimension d (e.g. Time = 3 means about 3·d floating-point multiply-adds,
 // Memory = 3 means 3 vectors of length d kept between rounds).
@@ -81,11 +129,20 @@ type Cost struct {
 
 // Status reports what an optimizer did.
 type Status struct {
-	Method     string  // "fixed point", "L-BFGS", "closed form"
-	Iterations int     // major iterations
-	Evals      int     // objective evaluations
-	Gap        float64 // relative duality gap reached (fixed point), or NaN
-	GradNorm   float64 // final projected-gradient norm (L-BFGS), or NaN
+	Method     string // "fixed point", "L-BFGS", "closed form"
+	Iterations int    // major iterations
+	Evals      int    // objective evaluations
+	// Gap is the relative duality gap (primal − dual bound)/primal: the
+	// fixed point's, or the certificate's for L-BFGS (certificate.go); NaN
+	// when there is no bound. The optimum is within Gap (relative) of the
+	// returned strategy's tr(AᵀA X⁻¹).
+	Gap      float64
+	GradNorm float64 // final projected-gradient norm (L-BFGS, rescaled variables), or NaN
+	// Lower is the certified lower bound on the optimal tr(AᵀA X⁻¹) (L-BFGS
+	// certificates; NaN or 0 otherwise) and KKT the relative KKT residual
+	// (projected gradient over ‖X⁻¹AᵀAX⁻¹‖_F).
+	Lower, KKT float64
+	Certified  bool // Lower, KKT and Gap are an L-BFGS certificate
 	Converged  bool
 	Message    string
 	Cached     bool // loaded from the disk cache
@@ -112,6 +169,7 @@ type Metrics struct {
 	MaxRoundStd       float64 // sens·max_t ‖B_t,:‖: std of the worst round's error
 	Residual          float64 // ‖B C − A‖_F / ‖A‖_F
 	Cost              Cost
+	Parameters        Parameters // the strategy's own (Parameterized), if any
 }
 
 // Evaluate computes the decoder of s for w and its error metrics under p;
@@ -151,6 +209,10 @@ func Evaluate(s Strategy, w *Workload, p participation.Schema) (Metrics, error) 
 	bc.Sub(&bc, w.A())
 	res := mat.Norm(&bc, 2) / mat.Norm(w.A(), 2)
 	loss := sens.Value * sens.Value * fro2
+	var params Parameters
+	if ps, ok := s.(Parameterized); ok {
+		params = ps.Parameters()
+	}
 	return Metrics{
 		Strategy:          s.String(),
 		N:                 n,
@@ -163,6 +225,7 @@ func Evaluate(s Strategy, w *Workload, p participation.Schema) (Metrics, error) 
 		MaxRoundStd:       sens.Value * math.Sqrt(worst),
 		Residual:          res,
 		Cost:              a.Cost(),
+		Parameters:        params,
 	}, nil
 }
 
@@ -219,16 +282,46 @@ func atb(a, b mat.Matrix) *mat.SymDense {
 		return &d
 	}
 	ad := dense(a)
-	bd := ad
-	if b != a {
-		bd = dense(b)
+	if b == a {
+		return gramUpper(ad)
 	}
+	bd := dense(b)
 	var d mat.Dense
 	d.Mul(ad.T(), bd)
 	x := mat.NewSymDense(n, nil)
 	raw, xr := d.RawMatrix(), x.RawSymmetric()
 	for i := 0; i < n; i++ {
 		copy(xr.Data[i*xr.Stride+i:i*xr.Stride+n], raw.Data[i*raw.Stride+i:i*raw.Stride+n])
+	}
+	return x
+}
+
+// gramBlock is the column-block size of gramUpper.
+const gramBlock = 512
+
+// gramUpper returns AᵀA computing only the blocks on and above the
+// diagonal (half the multiply-adds of the full product), each by the
+// parallel Dgemm over the whole inner dimension: every entry is summed in
+// the order the full product sums it, so the result is bit-identical to it
+// (TestGramUpperBitIdentical).
+func gramUpper(a *mat.Dense) *mat.SymDense {
+	m, n := a.Dims()
+	x := mat.NewSymDense(n, nil)
+	xr := x.RawSymmetric()
+	var blk mat.Dense
+	for i0 := 0; i0 < n; i0 += gramBlock {
+		i1 := min(i0+gramBlock, n)
+		ai := a.Slice(0, m, i0, i1)
+		for j0 := i0; j0 < n; j0 += gramBlock {
+			j1 := min(j0+gramBlock, n)
+			blk.Reset()
+			blk.Mul(ai.T(), a.Slice(0, m, j0, j1))
+			br := blk.RawMatrix()
+			for i := i0; i < i1; i++ {
+				lo := max(i, j0)
+				copy(xr.Data[i*xr.Stride+lo:i*xr.Stride+j1], br.Data[(i-i0)*br.Stride+lo-j0:(i-i0)*br.Stride+j1-j0])
+			}
+		}
 	}
 	return x
 }

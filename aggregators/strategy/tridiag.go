@@ -14,7 +14,7 @@ import (
 // sub[i] = (A⁻¹)_{i+1,i}) when the workload has no momentum, A = S·diag(η):
 // A⁻¹ = diag(1/η)·S⁻¹. ok is false otherwise.
 func (w *Workload) bidiagInverse() (diag, sub []float64, ok bool) {
-	if w.Beta != 0 {
+	if w.Beta != 0 || w.custom {
 		return nil, nil, false
 	}
 	n := w.N()

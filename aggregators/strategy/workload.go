@@ -1,10 +1,14 @@
 package strategy
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
+	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -13,14 +17,15 @@ import (
 // training run needs (ALGORITHMS.md §5.3): prefix sums for constant-LR SGD,
 // or A = S·diag(η)·M_β for heavy-ball momentum β with learning-rate schedule η.
 type Workload struct {
-	// Name is "prefix" or "momentum".
+	// Name is "prefix", "momentum", or a Custom workload's name.
 	Name string
 	// Beta is the momentum (0 for prefix sums).
 	Beta float64
 	// Eta is the learning-rate schedule (nil means η ≡ 1).
 	Eta []float64
 
-	a *mat.TriDense
+	a      *mat.TriDense
+	custom bool // A given as a matrix (Custom): Beta and Eta do not describe it
 }
 
 // Prefix returns the prefix-sum workload S of size n (S_ij = 1 for j ≤ i).
@@ -90,8 +95,9 @@ func (w *Workload) N() int { n, _ := w.a.Dims(); return n }
 // A returns the workload matrix. It must not be modified.
 func (w *Workload) A() *mat.TriDense { return w.a }
 
-// IsPrefix reports whether A is the prefix-sum matrix S.
-func (w *Workload) IsPrefix() bool { return w.Beta == 0 && w.allOnes() }
+// IsPrefix reports whether A is the prefix-sum matrix S (a Custom workload
+// never counts as one, whatever its entries).
+func (w *Workload) IsPrefix() bool { return !w.custom && w.Beta == 0 && w.allOnes() }
 
 func (w *Workload) allOnes() bool {
 	for _, e := range w.Eta {
@@ -115,7 +121,109 @@ func (w *Workload) Key() string {
 		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(e))
 		h.Write(buf[:])
 	}
+	if w.custom {
+		raw := w.a.RawTriangular()
+		for i := 0; i < raw.N; i++ {
+			for _, x := range raw.Data[i*raw.Stride : i*raw.Stride+i+1] {
+				binary.LittleEndian.PutUint64(buf[:], math.Float64bits(x))
+				h.Write(buf[:])
+			}
+		}
+		return fmt.Sprintf("custom-%s-n%d-a%x", w.Name, w.N(), h.Sum(nil)[:8])
+	}
 	return fmt.Sprintf("%s-n%d-beta%v-eta%x", w.Name, w.N(), w.Beta, h.Sum(nil)[:8])
+}
+
+// Custom returns the workload of the given matrix A (copied), named name in
+// outputs and cache keys: any square lower-triangular A with finite entries
+// and a nonzero diagonal (invertible: the optimal factorization needs
+// AᵀA positive definite). Its rows are the linear combinations of the
+// rounds' updates the training needs, one per round (ALGORITHMS.md §5.3);
+// lower-triangular, so that round t's output depends on rounds ≤ t only.
+func Custom(name string, a mat.Matrix) (*Workload, error) {
+	r, c := a.Dims()
+	if r != c || r == 0 {
+		return nil, fmt.Errorf("strategy: workload %s is %d×%d, want a square matrix with at least one row", name, r, c)
+	}
+	t := mat.NewTriDense(r, mat.Lower, nil)
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			x := a.At(i, j)
+			switch {
+			case math.IsNaN(x) || math.IsInf(x, 0):
+				return nil, fmt.Errorf("strategy: workload %s: entry (%d,%d) is %v", name, i+1, j+1, x)
+			case j > i && x != 0:
+				return nil, fmt.Errorf("strategy: workload %s: entry (%d,%d) = %v above the diagonal (A must be lower-triangular: round t's output may depend only on rounds up to t)", name, i+1, j+1, x)
+			case j == i && x == 0:
+				return nil, fmt.Errorf("strategy: workload %s: diagonal entry (%d,%d) is 0 (A must be invertible)", name, i+1, i+1)
+			case j <= i:
+				t.SetTri(i, j, x)
+			}
+		}
+	}
+	return &Workload{Name: name, a: t, custom: true}, nil
+}
+
+// IdentityWorkload returns A = I (each round's update on its own: the error
+// of each round's noisy gradient).
+func IdentityWorkload(n int) *Workload {
+	if n <= 0 {
+		panic("strategy: non-positive n")
+	}
+	a := mat.NewDiagDense(n, nil)
+	for i := 0; i < n; i++ {
+		a.SetDiag(i, 1)
+	}
+	w, err := Custom("identity", a)
+	if err != nil {
+		panic(err)
+	}
+	return w
+}
+
+// ReadWorkload reads a workload matrix from text: one row of A per line,
+// entries separated by spaces, tabs or commas; blank lines and lines
+// starting with # are skipped. See Custom for what A must be.
+func ReadWorkload(r io.Reader, name string) (*Workload, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	var rows [][]float64
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		fields := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+		row := make([]float64, len(fields))
+		for i, f := range fields {
+			x, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				return nil, fmt.Errorf("strategy: workload %s line %d: entry %d %q is not a number", name, line, i+1, f)
+			}
+			row[i] = x
+		}
+		if len(rows) > 0 && len(row) != len(rows[0]) {
+			return nil, fmt.Errorf("strategy: workload %s line %d: %d entries, the first row has %d", name, line, len(row), len(rows[0]))
+		}
+		rows = append(rows, row)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("strategy: workload %s: %w", name, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("strategy: workload %s has no rows", name)
+	}
+	if len(rows) != len(rows[0]) {
+		return nil, fmt.Errorf("strategy: workload %s has %d rows of %d entries, want a square matrix", name, len(rows), len(rows[0]))
+	}
+	n := len(rows)
+	d := mat.NewDense(n, n, nil)
+	for i, row := range rows {
+		d.SetRow(i, row)
+	}
+	return Custom(name, d)
 }
 
 // mulA sets dst = A·y (y is n×m, dense, overwritten into dst).

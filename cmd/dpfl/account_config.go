@@ -15,6 +15,9 @@ import (
 // report (experiments.Plan.Report) and the file it is of.
 type configAccount struct {
 	Config string
+	// Parameters are the strategy's own (tuned ν, BLT buffers), for
+	// correlated-noise aggregators.
+	Parameters string
 	privacy.Report
 	// Adaptive clipping (aggregator.clip_quantile): the target quantile and
 	// the noise std on the count of unclipped clients, part of the event.
@@ -30,7 +33,7 @@ var configForm = privacy.NewForm(configAccount{},
 	"max_participations=MaxParticipations", "mean_cohort=MeanCohort", "mean_cohort_fill=MeanFill",
 	"min_separation=MinSeparation", "amplified=Amplified", "sensitivity=Sensitivity",
 	"strategy=Strategy,omitempty", "sensitivity_for=Schema,omitempty", "sensitivity_method=SensitivityMethod,omitempty",
-	"sensitivity_exact=SensitivityExact", "sigma=NoiseMultiplier", "calibrated=Calibrated", "noise_std=NoiseStd",
+	"sensitivity_exact=SensitivityExact", "strategy_parameters=Parameters,omitempty", "sigma=NoiseMultiplier", "calibrated=Calibrated", "noise_std=NoiseStd",
 	"denominator=Denominator", "epsilon=Epsilon", "delta=Delta", "accountant=Accountant", "order=Order,omitempty",
 	"guarantee=Guarantee", "population_scale=PopulationScale,omitempty", "population_sigma=PopulationNoiseMultiplier,omitempty",
 	"population_epsilon=PopulationEpsilon,omitempty", "population_guarantee=PopulationGuarantee,omitempty",
@@ -62,6 +65,9 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	}
 	out := configAccount{Config: path, Report: plan.Report(), ClipQuantile: cfg.Aggregator.ClipQuantile, ClipCountStddev: plan.Privacy.ClipCountStd}
 	correlated := !plan.Mechanism.Independent() // DP-FedAvg's strategy (C = I) is not listed
+	if correlated {
+		out.Parameters = plan.Mechanism.Parameters().String()
+	}
 	if asJSON {
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(stdout, string(b))
@@ -75,6 +81,9 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	}
 	fmt.Fprintf(stdout, "participation:  %s\n", out.Participation)
 	fmt.Fprintf(stdout, "rounds:         %s\n", plan.RoundsLine())
+	if out.Parameters != "" {
+		fmt.Fprintf(stdout, "strategy:       %s (%s)\n", out.Strategy, out.Parameters)
+	}
 	if correlated {
 		fmt.Fprintf(stdout, "sensitivity:    %.6g (%s: %s)\n", out.Sensitivity, out.SensitivityFor, out.SensitivityMethod)
 	} else {

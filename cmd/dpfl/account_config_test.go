@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,5 +44,31 @@ func TestAccountQuickstart(t *testing.T) {
 	}
 	if code, _, errs := runCLI("account", "/nonexistent/config.yaml"); code != exitFailure || !strings.Contains(errs, "nonexistent") {
 		t.Errorf("missing config: exit %d %q", code, errs)
+	}
+}
+
+// TestAccountStrategyParameters: dpfl account on a nu-ftrl configuration
+// prints the tuned ν (text and JSON), and on a blt one the buffers.
+func TestAccountStrategyParameters(t *testing.T) {
+	b, err := os.ReadFile("../../experiments/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for kind, want := range map[string]string{"nu-ftrl": "ν = ", "blt\n  buffers: 2": "θ = ["} {
+		y := strings.Replace(string(b), "  kind: dpfedavg", "  kind: "+kind, 1)
+		y = strings.Replace(y, "  kind: uniform", "  kind: minsep\n  k: 3\n  b: 3", 1)
+		path := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := runCLI("account", "-json", path)
+		var a configAccount
+		if code != exitOK || json.Unmarshal([]byte(out), &a) != nil || !strings.Contains(a.Parameters, want) {
+			t.Fatalf("%s: exit %d, %+v %s", kind, code, a, errs)
+		}
+		if code, text, _ := runCLI("account", path); code != exitOK || !strings.Contains(text, "strategy:       "+a.Strategy+" ("+a.Parameters+")") {
+			t.Errorf("%s: text %q", kind, text)
+		}
 	}
 }

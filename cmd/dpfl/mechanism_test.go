@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -226,5 +229,151 @@ func TestMechanismNuBands(t *testing.T) {
 	}
 	if code, _, errs := runMechanism(t, "-n", "40", "-strategy", "nu", "-nu-bands", "41"); code != 2 || !strings.Contains(errs, "-nu-bands must be in [1, n]") {
 		t.Fatalf("-nu-bands 41: exit %d, %q", code, errs)
+	}
+}
+
+// TestMechanismNuShown: the ν of ν-DP-FTRL is in the output, tuned (JSON nu
+// and nu_tuned, text "parameters ν = … (tuned)", table's optimizer column)
+// or given (-nu); under b-min-sep its sensitivity is exact.
+func TestMechanismNuShown(t *testing.T) {
+	want := strategy.TuneNu(60, 0.0005)
+	code, out, errs := runMechanism(t, "-n", "60", "-json", "-strategy", "nu-ftrl", "-participation", "minsep", "-k", "4", "-b", "10")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["nu"] != want || got["nu_tuned"] != true || got["sensitivity_exact"] != true {
+		t.Fatalf("JSON %v, want nu %v tuned, exact sensitivity", got, want)
+	}
+	code, out, errs = runMechanism(t, "-n", "60", "-strategy", "nu-ftrl", "-nu", "0.02")
+	if code != 0 || !strings.Contains(out, "parameters      ν = 0.02\n") {
+		t.Fatalf("exit %d, text %q %s", code, out, errs)
+	}
+	code, out, errs = runMechanism(t, "-n", "16", "-cache", "")
+	if code != 0 || !strings.Contains(out, "closed form; ν = ") || !strings.Contains(out, "(tuned)") {
+		t.Fatalf("exit %d, table %q %s", code, out, errs)
+	}
+}
+
+// TestMechanismWorkloads: the learning-rate-schedule workloads of NUMBERS.md
+// §D.3 (n = 256, linear cooldown over the last 64 rounds to 0.05; with and
+// without momentum 0.9), the identity workload (identity strategy: loss n),
+// and a workload file holding the prefix-sum matrix (optimal MF n = 64:
+// 282.201421, §D.3); bad workload flags are usage errors.
+func TestMechanismWorkloads(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		loss float64
+		tol  float64
+	}{
+		{[]string{"-n", "256", "-workload", "momentum", "-lr-schedule", "linear", "-cooldown", "64", "-strategy", "identity"}, 2862839.522, 1e-3},
+		{[]string{"-n", "256", "-workload", "momentum", "-lr-schedule", "linear", "-cooldown", "64", "-strategy", "tree-online"}, 254744.873, 1e-3},
+		{[]string{"-n", "256", "-lr-schedule", "linear", "-cooldown", "64", "-strategy", "identity"}, 31865.185, 1e-3},
+		{[]string{"-n", "256", "-lr-schedule", "linear", "-cooldown", "64", "-strategy", "optimal"}, 1502.253, 2e-3},
+		{[]string{"-n", "40", "-workload", "identity", "-strategy", "identity"}, 40, 1e-12},
+	} {
+		code, out, errs := runMechanism(t, append(c.args, "-json", "-cache", "")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errs)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if l := got["loss"].(float64); math.Abs(l-c.loss) > c.tol {
+			t.Errorf("%v: loss %.4f, want %.4f (workload %v)", c.args, l, c.loss, got["workload"])
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < 64; i++ {
+		for j := 0; j < 64; j++ {
+			if j <= i {
+				b.WriteString("1 ")
+			} else {
+				b.WriteString("0 ")
+			}
+		}
+		b.WriteString("\n")
+	}
+	file := filepath.Join(t.TempDir(), "prefix64.txt")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runMechanism(t, "-workload-file", file, "-strategy", "optimal", "-json", "-cache", "")
+	var got map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	if l := got["loss"].(float64); math.Abs(l-282.201421) > 1e-4 || got["workload"] != "file:"+file || got["n"] != 64.0 {
+		t.Errorf("workload file: %v", got)
+	}
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-n", "10", "-workload", "ramp"}, "unknown -workload \"ramp\""},
+		{[]string{"-n", "10", "-lr-schedule", "step"}, "unknown -lr-schedule"},
+		{[]string{"-n", "10", "-cooldown", "3"}, "need -lr-schedule linear or cosine"},
+		{[]string{"-n", "10", "-lr-schedule", "linear", "-cooldown", "11"}, "must be non-negative and fit in 10 rounds"},
+		{[]string{"-n", "10", "-lr-schedule", "linear", "-cooldown", "3", "-final-lr", "0"}, "would not be invertible"},
+		{[]string{"-n", "10", "-workload", "identity", "-momentum", "0.5"}, "do not apply to -workload identity"},
+		{[]string{"-n", "10", "-workload-file", file}, "-n 10, but the workload in"},
+		{[]string{"-workload-file", file, "-workload", "momentum"}, "-workload does not apply to -workload-file"},
+		{[]string{"-workload-file", filepath.Join(t.TempDir(), "none")}, "-workload-file: open"},
+	} {
+		if code, _, errs := runMechanism(t, c.args...); code != 2 || !strings.Contains(errs, c.msg) {
+			t.Errorf("%v: exit %d, %q, want %q", c.args, code, errs, c.msg)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "upper.txt")
+	os.WriteFile(bad, []byte("1 1\n0 1\n"), 0o644)
+	if code, _, errs := runMechanism(t, "-workload-file", bad); code != 2 || !strings.Contains(errs, "above the diagonal") {
+		t.Errorf("upper-triangular file: exit %d, %q", code, errs)
+	}
+}
+
+// TestMechanismMemoryComparison: -memory prints BLT with m buffers against
+// BandMF with m+1 bands (equal noise memory: m vectors), both with exact
+// sensitivities, the same noise memory column, and BLT's loss lower on
+// prefix sums (n = 64, m = 1, 3); bad lists are usage errors.
+func TestMechanismMemoryComparison(t *testing.T) {
+	code, out, errs := runMechanism(t, "-n", "64", "-memory", "1,3", "-json", "-cache", "")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rows []struct {
+		Memory int `json:"memory_vectors"`
+		BLT    struct {
+			Strategy    string  `json:"strategy"`
+			Loss        float64 `json:"loss"`
+			Exact       bool    `json:"sensitivity_exact"`
+			NoiseMemory float64 `json:"noise_memory_per_round_d"`
+		} `json:"blt"`
+		BandMF struct {
+			Loss        float64 `json:"loss"`
+			Exact       bool    `json:"sensitivity_exact"`
+			NoiseMemory float64 `json:"noise_memory_per_round_d"`
+		} `json:"bandmf"`
+		Ratio float64 `json:"loss_ratio"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 2 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, r := range rows {
+		if r.BLT.Strategy != fmt.Sprintf("blt-m%d", r.Memory) || !r.BLT.Exact || !r.BandMF.Exact || r.BLT.NoiseMemory != r.BandMF.NoiseMemory ||
+			!(r.Ratio > 0 && r.Ratio < 1) || math.Abs(r.Ratio-r.BLT.Loss/r.BandMF.Loss) > 1e-12 {
+			t.Errorf("memory %d: %+v", r.Memory, r)
+		}
+	}
+	if code, out, _ := runMechanism(t, "-n", "64", "-memory", "2", "-cache", ""); code != 0 || !strings.Contains(out, "BLT with m buffers vs BandMF with m+1 bands") {
+		t.Errorf("text: exit %d %q", code, out)
+	}
+	for _, args := range [][]string{{"-n", "8", "-memory", "0"}, {"-n", "8", "-memory", "8"}, {"-n", "8", "-memory", "x"}, {"-n", "8", "-memory", "2", "-strategy", "blt"}} {
+		if code, _, errs := runMechanism(t, args...); code != 2 || !strings.Contains(errs, "-memory") {
+			t.Errorf("%v: exit %d %q", args, code, errs)
+		}
 	}
 }

@@ -90,6 +90,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if s.Epsilon != nil {
 		fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g (%s; noise multiplier σ = %.5g, sensitivity %.4g %s)\n",
 			*s.Epsilon, s.Delta, s.EpsilonMethod, s.NoiseMultiplier, s.Sensitivity, s.SensitivityFor)
+		if s.Nu != nil {
+			fmt.Fprintf(stdout, "ν-DP-FTRL: ν = %g\n", *s.Nu)
+		}
 		if s.PopulationEpsilon != nil {
 			fmt.Fprintf(stdout, "population scaling: ε = %.4g (σ = %.5g) is the guarantee of a population %g times larger with %g times the cohort; the ε above is this run's clients'\n",
 				*s.PopulationEpsilon, s.PopulationNoiseMultiplier, s.PopulationScale, s.PopulationScale)

@@ -1,0 +1,58 @@
+package experiments
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dpfl/aggregators/strategy"
+	"dpfl/results"
+)
+
+// TestNuInSummary: a nu-ftrl run's summary carries its ν, the tuned one
+// when aggregator.nu is not set (strategy.TuneNu for the rounds) and the
+// given one otherwise; other kinds carry none. The normalized config.yaml
+// keeps nu: null (the run ID is the configuration's hash).
+func TestNuInSummary(t *testing.T) {
+	part := "  kind: minsep\n  cohort: 50\n  k: 2\n  b: 10\n"
+	tuned := planOf(t, aggRun(30, part, "  kind: nu-ftrl\n")).Summary()
+	if want := strategy.TuneNu(30, 0.0005); tuned.Nu == nil || *tuned.Nu != want {
+		t.Fatalf("tuned ν in the summary: %v, want %v", tuned.Nu, want)
+	}
+	given := planOf(t, aggRun(30, part, "  kind: nu-ftrl\n  nu: 0.05\n")).Summary()
+	if given.Nu == nil || *given.Nu != 0.05 {
+		t.Fatalf("given ν in the summary: %v", given.Nu)
+	}
+	if s := planOf(t, aggRun(30, part, "  kind: bandmf\n")).Summary(); s.Nu != nil {
+		t.Fatalf("bandmf summary has ν %v", *s.Nu)
+	}
+}
+
+// TestCommittedRunIDs: every committed run under results/paper still has
+// the run ID its folder is named by (the configuration's hash did not change
+// with this version's keys).
+func TestCommittedRunIDs(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("..", "results", "paper", "*", "*", "config.yaml"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no committed runs (%v)", err)
+	}
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := Load(b, "config.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		s, err := results.ReadSummary(filepath.Join(filepath.Dir(f), "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Base(filepath.Dir(f))
+		if id := RunID(cfg, s.Inputs); !strings.HasSuffix(dir, "-"+id) {
+			t.Errorf("%s: run ID now %s", f, id)
+		}
+	}
+}
