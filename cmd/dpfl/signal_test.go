@@ -83,8 +83,14 @@ func waitFor(t *testing.T, lines <-chan string, want string, limit time.Duration
 	}
 }
 
-// stopWith sends sig and waits for the process: it must end within 2 s
-// with 128+sig and, as its last line, the one-line notice.
+// stopLimit is how soon a signalled process must end. The work it
+// interrupts (an optimization, a training run) would go on for tens of
+// seconds; 5 s leaves room for a loaded 2-core machine running the other
+// packages' tests (2 s was missed at load 10).
+const stopLimit = 5 * time.Second
+
+// stopWith sends sig and waits for the process: it must end within
+// stopLimit with 128+sig and, as its last line, the one-line notice.
 func stopWith(t *testing.T, cmd *exec.Cmd, lines <-chan string, sig syscall.Signal) {
 	t.Helper()
 	start := time.Now()
@@ -99,8 +105,8 @@ func stopWith(t *testing.T, cmd *exec.Cmd, lines <-chan string, sig syscall.Sign
 	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) {
 		t.Errorf("exit: %v; want code %d", err, 128+int(sig))
 	}
-	if took > 2*time.Second {
-		t.Errorf("the process took %v to stop after %v (limit 2 s)", took, sig)
+	if took > stopLimit {
+		t.Errorf("the process took %v to stop after %v (limit %v)", took, sig, stopLimit)
 	}
 	all := strings.Join(rest, "\n")
 	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1], "stopped by SIG") || strings.Contains(all, "context canceled") {
@@ -109,7 +115,7 @@ func stopWith(t *testing.T, cmd *exec.Cmd, lines <-chan string, sig syscall.Sign
 }
 
 // TestSignalDuringStrategyOptimization: SIGTERM in the middle of a long
-// L-BFGS optimization (dpfl mechanism) ends the process within 2 s, code 143.
+// L-BFGS optimization (dpfl mechanism) ends the process within stopLimit, code 143.
 func TestSignalDuringStrategyOptimization(t *testing.T) {
 	cmd, lines, _ := startDPFL(t, t.TempDir(), "mechanism", "-n", "1500", "-strategy", "bandmf", "-bands", "128", "-cache", "", "-progress")
 	waitFor(t, lines, "L-BFGS iteration 25", time.Minute)
@@ -117,7 +123,7 @@ func TestSignalDuringStrategyOptimization(t *testing.T) {
 }
 
 // TestSignalDuringRunPlanningAndTraining: SIGINT while dpfl run optimizes
-// its strategy (planning) stops it within 2 s with code 130 and nothing
+// its strategy (planning) stops it within stopLimit with code 130 and nothing
 // written; SIGTERM while it trains stops it with code 143 and a checkpoint
 // from which a rerun resumes.
 func TestSignalDuringRunPlanningAndTraining(t *testing.T) {
