@@ -95,16 +95,11 @@ func fileKindOf(name, doc string, text, digits bool, defaults func(*Config),
 				c.TestSplit = "test"
 			}
 		}
-		if text {
-			if c.Vocab == 0 {
-				c.Vocab = 1000
-			}
-			if c.MinTokens == 0 {
-				c.MinTokens = 100
-			}
-		}
 		if defaults != nil {
-			defaults(c)
+			defaults(c) // the file's sequence length
+		}
+		if text {
+			c.TokenConfig.defaults(0)
 		}
 	}
 	k.validate = func(c *Config, add Problems, _ func(string) bool) {
@@ -122,17 +117,7 @@ func fileKindOf(name, doc string, text, digits bool, defaults func(*Config),
 			add("test_split", "%q is also train_split: the held-out examples must come from another split", c.TestSplit)
 		}
 		if text {
-			for _, key := range []struct {
-				name string
-				v    int
-			}{{"vocab", c.Vocab}, {"seq_len", c.SeqLen}, {"min_tokens", c.MinTokens}} {
-				if key.v < 0 {
-					add(key.name, "%d must be positive", key.v)
-				}
-			}
-			if c.Vocab > maxVocab {
-				add("vocab", "%d tokens is beyond the supported %d", c.Vocab, maxVocab)
-			}
+			c.TokenConfig.validate(add, "tokens")
 		}
 	}
 	options := func(c *Config, root rng.Root) FileOptions {

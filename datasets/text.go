@@ -325,6 +325,37 @@ type TokenConfig struct {
 	MinTokens int `yaml:"min_tokens"`
 }
 
+// defaults fills the unset token keys: a vocabulary of 1000, seqLen
+// tokens per sequence (when SeqLen is unset and seqLen > 0), at least 100
+// training tokens per user.
+func (t *TokenConfig) defaults(seqLen int) {
+	if t.Vocab == 0 {
+		t.Vocab = 1000
+	}
+	if t.SeqLen == 0 {
+		t.SeqLen = seqLen
+	}
+	if t.MinTokens == 0 {
+		t.MinTokens = 100
+	}
+}
+
+// validate reports negative keys and a vocabulary beyond maxVocab (unit
+// names what the vocabulary holds: words or tokens).
+func (t TokenConfig) validate(add Problems, unit string) {
+	for _, key := range []struct {
+		name string
+		v    int
+	}{{"vocab", t.Vocab}, {"seq_len", t.SeqLen}, {"min_tokens", t.MinTokens}} {
+		if key.v < 0 {
+			add(key.name, "%d must be positive", key.v)
+		}
+	}
+	if t.Vocab > maxVocab {
+		add("vocab", "%d %s is beyond the supported %d", t.Vocab, unit, maxVocab)
+	}
+}
+
 // maxVocab is the largest vocabulary: token ids are stored as float32
 // (exact below 2^24) and every id has an embedding row and an output logit.
 const maxVocab = 1 << 20
@@ -403,15 +434,7 @@ func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config),
 		paths:      paths,
 	}
 	k.defaults = func(c *Config) {
-		if c.Vocab == 0 {
-			c.Vocab = 1000
-		}
-		if c.SeqLen == 0 {
-			c.SeqLen = 20
-		}
-		if c.MinTokens == 0 {
-			c.MinTokens = 100
-		}
+		c.TokenConfig.defaults(20)
 		if defaults != nil {
 			defaults(c)
 		}
@@ -420,17 +443,7 @@ func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config),
 		if c.Partition != "user" && slices.Contains(PartitionNames(), c.Partition) {
 			add("partition", "%s text is split by user (one client per user): partition must be user (or unset), not %s", name, c.Partition)
 		}
-		for _, key := range []struct {
-			name string
-			v    int
-		}{{"vocab", c.Vocab}, {"seq_len", c.SeqLen}, {"min_tokens", c.MinTokens}} {
-			if key.v < 0 {
-				add(key.name, "%d must be positive", key.v)
-			}
-		}
-		if c.Vocab > maxVocab {
-			add("vocab", "%d words is beyond the supported %d", c.Vocab, maxVocab)
-		}
+		c.TokenConfig.validate(add, "words")
 		if validate != nil {
 			validate(c, add)
 		}
@@ -460,9 +473,7 @@ func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config),
 		return f.NumClients(), nil
 	}
 	k.inputs = func(c *Config, _ *Loader) ([]Input, error) { return inputs(c) }
-	k.shape = func(c *Config, _ bool) (dim, classes, bytes float64) {
-		return float64(max(c.SeqLen, 0)), float64(max(c.Vocab, 0)) + NumSpecial, 0
-	}
+	k.shape = tokenShape
 	return k
 }
 
