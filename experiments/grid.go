@@ -16,8 +16,9 @@ import (
 // Grid is an expanded experiment grid: a base configuration, the axes that
 // vary, and one point per combination.
 //
-// A grid file is a run configuration plus the keys grid:, zip: and plot:
-// (the figures' axes and series, see PlotConfig):
+// A grid file is a run configuration plus the keys grid:, zip:, plot:
+// (the figures' axes and series, see PlotConfig) and tune: (a two-stage
+// protocol that tunes hyperparameters on some seeds, see TuneConfig):
 //
 //	grid:             # dotted path → list of values; every combination is run
 //	  aggregator.kind: [dpfedavg, tree, bandmf]
@@ -40,6 +41,9 @@ type Grid struct {
 	// Plot is the grid file's optional plot: section, the defaults of the
 	// figures dpfl grid draws at the end.
 	Plot PlotConfig
+	// Tune is the grid file's optional tune: section (see TuneConfig); nil:
+	// every point runs.
+	Tune *TuneConfig
 }
 
 // PlotConfig chooses the axes of a grid's figures (index.csv columns or
@@ -132,6 +136,12 @@ func (l Limits) ParseGrid(data []byte, file string) (*Grid, error) {
 	if err := l.expand(g, sec.base, axes); err != nil {
 		return nil, err
 	}
+	if sec.tune != nil {
+		gp.parseTune(sec.tune, g)
+		if len(gp.problems) > 0 {
+			return nil, errors.Join(gp.problems...)
+		}
+	}
 	g.Name = sec.name
 	if g.Name == "" {
 		g.Name = g.Points[0].Config.Name
@@ -151,21 +161,21 @@ func (gp *gridParser) bad(n *yaml.Node, path, format string, args ...any) {
 }
 
 // gridSections is a grid file split into the base configuration and its
-// grid:, zip: and plot: sections.
+// grid:, zip:, plot: and tune: sections.
 type gridSections struct {
-	base            *yaml.Node
-	grid, zip, plot *yaml.Node
-	gridLine        int
-	name            string // the base configuration's name
+	base                  *yaml.Node
+	grid, zip, plot, tune *yaml.Node
+	gridLine              int
+	name                  string // the base configuration's name
 }
 
 // sections splits the grid file's top-level mapping.
 func (gp *gridParser) sections(root *yaml.Node) gridSections {
 	sec := gridSections{base: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: root.Line, Column: root.Column}}
-	lines := map[string]int{} // line of grid:, zip:, plot:
+	lines := map[string]int{} // line of grid:, zip:, plot:, tune:
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := resolveAlias(root.Content[i]), resolveAlias(root.Content[i+1])
-		if k.Value == "grid" || k.Value == "zip" || k.Value == "plot" {
+		if k.Value == "grid" || k.Value == "zip" || k.Value == "plot" || k.Value == "tune" {
 			if first, dup := lines[k.Value]; dup {
 				gp.bad(k, k.Value, "given twice (first at line %d)", first)
 				continue
@@ -179,6 +189,8 @@ func (gp *gridParser) sections(root *yaml.Node) gridSections {
 			sec.zip = v
 		case "plot":
 			sec.plot = v
+		case "tune":
+			sec.tune = v
 		default:
 			if k.Value == "name" && v.Kind == yaml.ScalarNode && v.ShortTag() != "!!null" {
 				// The grid's name names its default output folder: check
@@ -265,7 +277,7 @@ func (gp *gridParser) addPath(a *axis, k, v *yaml.Node, where string) bool {
 	case path == "" || strings.HasPrefix(path, ".") || strings.HasSuffix(path, ".") || strings.Contains(path, ".."):
 		gp.bad(k, where, "%q is not a dotted key path (like privacy.epsilon)", path)
 		return false
-	case path == "grid" || path == "zip":
+	case path == "grid" || path == "zip" || path == "plot" || path == "tune":
 		gp.bad(k, where, "%q cannot vary", path)
 		return false
 	case why != "":

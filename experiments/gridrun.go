@@ -60,7 +60,11 @@ type GridResult struct {
 	// Elsewhere counts the points another process was running (their
 	// folders were locked); that process finishes them.
 	Elsewhere int
-	Index     string
+	// NotChosen and Waiting count, under a tune: section, the points of
+	// other seeds at settings their groups did not choose (never run), and
+	// those whose groups still wait for tuning runs of another shard.
+	NotChosen, Waiting int
+	Index              string
 }
 
 // ErrorFile is written into a run folder when its point fails.
@@ -95,82 +99,118 @@ func RunGrid(ctx context.Context, g *Grid, opts GridOptions) (*GridResult, error
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
 	res := &GridResult{Points: len(points)}
-	var todo []Point
-	for _, p := range points {
-		if _, ok := Finished(opts.OutDir, p); ok {
-			res.Skipped++
-		} else {
-			todo = append(todo, p)
-		}
-	}
 	var mu sync.Mutex // serializes events and res
-	ev := opts.Events
-	jobs := make(chan Point)
-	var wg sync.WaitGroup
 	var failures []error
 	var indexErr error // the first failed per-point index write
 	index := filepath.Join(opts.OutDir, "index.csv")
-	for w := 0; w < max(1, opts.Parallel); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for p := range jobs {
-				if ev != nil {
-					mu.Lock()
-					ev.Start(p)
-					mu.Unlock()
-				}
-				out, err := runPoint(ctx, g, p, opts, func(rep RoundReport) {
+	// run runs the unfinished points of ps, opts.Parallel at once.
+	run := func(ps []Point) (tried int) {
+		var todo []Point
+		for _, p := range ps {
+			if _, ok := Finished(opts.OutDir, p); ok {
+				res.Skipped++
+			} else {
+				todo = append(todo, p)
+			}
+		}
+		ev := opts.Events
+		jobs := make(chan Point)
+		var wg sync.WaitGroup
+		for w := 0; w < max(1, opts.Parallel); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for p := range jobs {
 					if ev != nil {
 						mu.Lock()
-						ev.Round(p, rep.Round, rep.Accuracy)
+						ev.Start(p)
 						mu.Unlock()
 					}
-				})
-				mu.Lock()
-				var sum *results.Summary
-				switch {
-				case err == nil && out.AlreadyComplete:
-					res.Skipped++ // finished by another process meanwhile
-					sum = &out.Summary
-				case err == nil:
-					res.Ran++
-					sum = &out.Summary
-				case errors.Is(err, results.ErrLocked):
-					res.Elsewhere++
-				case ctx.Err() != nil:
-				default:
-					res.Failed++
-					failures = append(failures, fmt.Errorf("point %d (%s): %w", p.Index+1, p.Label(g.Varied), err))
+					out, err := runPoint(ctx, g, p, opts, func(rep RoundReport) {
+						if ev != nil {
+							mu.Lock()
+							ev.Round(p, rep.Round, rep.Accuracy)
+							mu.Unlock()
+						}
+					})
+					mu.Lock()
+					var sum *results.Summary
+					switch {
+					case err == nil && out.AlreadyComplete:
+						res.Skipped++ // finished by another process meanwhile
+						sum = &out.Summary
+					case err == nil:
+						res.Ran++
+						sum = &out.Summary
+					case errors.Is(err, results.ErrLocked):
+						res.Elsewhere++
+					case ctx.Err() != nil:
+					default:
+						res.Failed++
+						failures = append(failures, fmt.Errorf("point %d (%s): %w", p.Index+1, p.Label(g.Varied), err))
+					}
+					// Keep index.csv current, so a grid killed outright (no
+					// chance to write it at the end) still lists what finished.
+					if ierr := WriteIndex(index, g, opts.OutDir); ierr != nil && indexErr == nil {
+						indexErr = ierr
+					}
+					if ev != nil {
+						ev.Done(p, sum, err)
+					}
+					mu.Unlock()
 				}
-				// Keep index.csv current, so a grid killed outright (no
-				// chance to write it at the end) still lists what finished.
-				if ierr := WriteIndex(index, g, opts.OutDir); ierr != nil && indexErr == nil {
-					indexErr = ierr
-				}
-				if ev != nil {
-					ev.Done(p, sum, err)
-				}
-				mu.Unlock()
+			}()
+		}
+	feed:
+		for _, p := range todo {
+			select {
+			case jobs <- p:
+			case <-ctx.Done():
+				break feed
 			}
-		}()
+		}
+		close(jobs)
+		wg.Wait()
+		return len(todo)
 	}
-feed:
-	for _, p := range todo {
-		select {
-		case jobs <- p:
-		case <-ctx.Done():
-			break feed
+	tried := 0
+	if g.Tune == nil {
+		tried = run(points)
+	} else {
+		// Stage 1: the tuning seeds' points; stage 2: the other seeds at
+		// the settings their groups chose (groups still waiting for
+		// another shard's tuning runs are left for a later invocation).
+		var stage1, rest []Point
+		for _, p := range points {
+			if g.Stage(p, nil) == StageTune {
+				stage1 = append(stage1, p)
+			} else {
+				rest = append(rest, p)
+			}
+		}
+		tried = run(stage1)
+		choices := g.Choices(opts.OutDir)
+		var stage2 []Point
+		for _, p := range rest {
+			switch g.Stage(p, choices) {
+			case StageChosen:
+				stage2 = append(stage2, p)
+			case StageNotChosen:
+				res.NotChosen++
+			default:
+				res.Waiting++
+			}
+		}
+		if ctx.Err() == nil {
+			tried += run(stage2)
 		}
 	}
-	close(jobs)
-	wg.Wait()
 	var errs []error
 	if err := ctx.Err(); err != nil {
 		errs = append(errs, err)
 	}
 	if len(failures) > 0 {
-		errs = append(errs, fmt.Errorf("experiments: %d of %d points failed:\n%w", len(failures), len(todo), errors.Join(failures...)))
+		errs = append(errs, fmt.Errorf("experiments: %d of %d points failed:\n%w", len(failures), tried, errors.Join(failures...)))
 	}
 	if err := WriteIndex(index, g, opts.OutDir); err != nil {
 		errs = append(errs, err, indexErr)
@@ -190,7 +230,9 @@ func runPoint(ctx context.Context, g *Grid, p Point, opts GridOptions, after fun
 }
 
 // WriteIndex writes index.csv: one row per grid point, in expansion order,
-// with its status (complete, diverged, interrupted, failed or pending), its
+// with its status (complete, diverged, interrupted, failed, pending, or under
+// a tune: section not-chosen: another seed's point at a setting its group
+// did not choose, which never runs), its
 // varied values and, when finished, its results. A point is read from its run
 // folder under out, so shards writing to one folder produce the same index.
 func WriteIndex(path string, g *Grid, out string) error {
@@ -204,6 +246,7 @@ func WriteIndex(path string, g *Grid, out string) error {
 		}
 	}
 	rows := make([][]string, 0, len(g.Points))
+	choices := g.Choices(out)
 	for _, p := range g.Points {
 		c := p.Config
 		row := map[string]string{
@@ -246,6 +289,8 @@ func WriteIndex(path string, g *Grid, out string) error {
 			row["status"] = "failed"
 		} else if _, err := os.Stat(filepath.Join(dir, CheckpointFile)); err == nil {
 			row["status"] = "interrupted"
+		} else if g.Stage(p, choices) == StageNotChosen {
+			row["status"] = StageNotChosen // tune: its group chose another setting
 		} else {
 			row["status"] = "pending"
 		}

@@ -85,19 +85,23 @@ func cmdGrid(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *dry {
 		return gridDryRun(ctx, g, points, *out, experiments.Options{BaseDir: filepath.Dir(g.File), Data: data, StrategyCache: cache}, stdout, stderr)
 	}
+	planned := g.Planned(*out, points) // under tune:, the points that will run
 	left := 0
-	for _, p := range points {
+	for _, p := range planned {
 		if _, ok := experiments.Finished(*out, p); !ok {
 			left++
 		}
 	}
-	*parallel = gridParallel(points, left, *parallel, *workers, *maxMem)
+	*parallel = gridParallel(planned, left, *parallel, *workers, *maxMem)
 	fmt.Fprintf(stdout, "grid %s: %d points (%d in this shard, %d to run), %d at once, into %s\n", g.Name, len(g.Points), len(points), left, *parallel, *out)
+	if t := g.TuneSummary(*out); t != "" {
+		fmt.Fprintf(stdout, "%s\n", t)
+	}
 	opts := experiments.GridOptions{OutDir: *out, Parallel: *parallel, Workers: *workers, Shard: si, Shards: sn, CheckpointEvery: *ckpt,
 		Data: data, StrategyCache: cache}
 	var disp *gridDisplay
 	if !*quiet {
-		disp = newGridDisplay(stderr, g, points, *out)
+		disp = newGridDisplay(stderr, g, planned, *out)
 		opts.Events, opts.Log = disp, disp
 	}
 	res, runErr := experiments.RunGrid(ctx, g, opts)
@@ -110,6 +114,12 @@ func cmdGrid(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	elsewhere := ""
 	if res.Elsewhere > 0 {
 		elsewhere = fmt.Sprintf(", %d being run by another process", res.Elsewhere)
+	}
+	if res.NotChosen > 0 || res.Waiting > 0 {
+		elsewhere += fmt.Sprintf(", %d not chosen by tuning", res.NotChosen)
+		if res.Waiting > 0 {
+			elsewhere += fmt.Sprintf(", %d waiting for tuning runs of other shards (run this again when they finish)", res.Waiting)
+		}
 	}
 	fmt.Fprintf(stdout, "ran %d, skipped %d finished, %d failed%s; index: %s\n", res.Ran, res.Skipped, res.Failed, elsewhere, res.Index)
 	return gridFigures(ctx, g, *out, runErr, stdout, stderr)

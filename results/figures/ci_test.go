@@ -106,3 +106,54 @@ func TestSelectOnValidation(t *testing.T) {
 	}
 	os.Remove(filepath.Join(dir, "best.csv"))
 }
+
+// TestSelectOnCommonSeeds: in a tuned grid only the tuning seed (1) ran
+// every learning rate; the chosen one (0.1, validation 0.8 on seed 1) also
+// ran seeds 2 and 3, whose validation accuracies are lower (0.5). The choice
+// compares the settings on the seeds they share, so it stays 0.1 and its
+// point averages all three seeds; comparing each setting's own seeds (the
+// negative control, computed here) would pick 1 on 0.7 > 0.6.
+func TestSelectOnCommonSeeds(t *testing.T) {
+	dir := t.TempDir()
+	header := append(append([]string{}, results.IndexFixedColumns...), "server.lr", "seed")
+	runs := []struct {
+		lr        string
+		seed      int
+		test, val float64
+	}{{"0.1", 1, 0.80, 0.8}, {"0.1", 2, 0.70, 0.5}, {"0.1", 3, 0.72, 0.5}, {"1", 1, 0.60, 0.7}, {"0.01", 1, 0.40, 0.3}}
+	var rows [][]string
+	own := map[string][]float64{}
+	for _, r := range runs {
+		d := "run-" + r.lr + "-" + strconv.Itoa(r.seed)
+		row := map[string]string{"run_id": d, "dir": d, "status": "complete", "aggregator": "dpfedavg", "seed": strconv.Itoa(r.seed),
+			"epsilon": "4", "delta": "1e-05", "accountant": "pld",
+			"final_accuracy": strconv.FormatFloat(r.test, 'g', -1, 64), "final_val_accuracy": strconv.FormatFloat(r.val, 'g', -1, 64)}
+		var rec []string
+		for _, h := range results.IndexFixedColumns {
+			rec = append(rec, row[h])
+		}
+		rows = append(rows, append(rec, r.lr, strconv.Itoa(r.seed)))
+		own[r.lr] = append(own[r.lr], r.val)
+	}
+	if err := results.WriteCSV(filepath.Join(dir, "index.csv"), header, rows); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Summarize(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.Points[0]
+	if p.Hyper != "server.lr=0.1" || p.Seeds != 3 || math.Abs(p.Mean-0.74) > 1e-12 || math.Abs(p.Selected-0.8) > 1e-12 {
+		t.Fatalf("point %+v: want server.lr=0.1 selected on seed 1 (0.8), test mean 0.74 over 3 seeds", p)
+	}
+	ownMean := func(v []float64) float64 {
+		sum := 0.0
+		for _, x := range v {
+			sum += x
+		}
+		return sum / float64(len(v))
+	}
+	if !(ownMean(own["1"]) > ownMean(own["0.1"])) {
+		t.Fatalf("negative control broken: own-seed means %v vs %v should prefer 1", ownMean(own["1"]), ownMean(own["0.1"]))
+	}
+}

@@ -303,8 +303,11 @@ func (s *Summary) labels(t *results.Table) {
 }
 
 // best is the point k with its best hyperparameter setting (highest mean
-// of the selection column, lowest when lower is better; ties go to the
-// first setting in sorted order), with y averaged over its seeds.
+// of the selection column over the seeds every setting ran, lowest when
+// lower is better; ties go to the first setting in sorted order), with y
+// averaged over all its seeds. The seeds every setting ran are all of them
+// in a full grid; under a grid's tune: section they are the tuning seeds,
+// whose choice the other seeds then confirm (experiments.TuneConfig).
 func (s *Summary) best(t *results.Table, k seriesX, settings map[string][]int, lower bool) Point {
 	var best *Point
 	hypers := make([]string, 0, len(settings))
@@ -312,17 +315,23 @@ func (s *Summary) best(t *results.Table, k seriesX, settings map[string][]int, l
 		hypers = append(hypers, h)
 	}
 	slices.Sort(hypers)
+	common := commonSeeds(t, settings)
 	for _, h := range hypers {
 		rows := settings[h]
 		p := Point{Series: k.series, X: k.x, Min: math.Inf(1), Max: math.Inf(-1), Seeds: len(rows), Hyper: h}
 		ys := make([]float64, 0, len(rows))
+		nsel := 0
 		for _, i := range rows {
 			y := value(t, i, s.YCol)
 			ys = append(ys, y)
 			p.Min, p.Max = min(p.Min, y), max(p.Max, y)
-			p.Selected += value(t, i, s.SelectCol) / float64(len(rows))
+			if common[t.Get(i, "seed")] {
+				p.Selected += value(t, i, s.SelectCol)
+				nsel++
+			}
 			p.Dirs = append(p.Dirs, t.Get(i, "dir"))
 		}
+		p.Selected /= float64(max(1, nsel))
 		p.Mean, p.CILow, p.CIHigh = meanCI(ys)
 		p.Delta, p.Accountant = distinct(t, rows, "delta"), distinct(t, rows, "accountant")
 		p.Sigma, p.Sensitivity = distinct(t, rows, "noise_multiplier"), distinct(t, rows, "sensitivity")
@@ -333,6 +342,30 @@ func (s *Summary) best(t *results.Table, k seriesX, settings map[string][]int, l
 	}
 	best.Edges = s.edges(t, best.Hyper, settings)
 	return *best
+}
+
+// commonSeeds is the set of seeds that every setting of a point ran (all
+// seeds when no setting shares one with every other).
+func commonSeeds(t *results.Table, settings map[string][]int) map[string]bool {
+	var common map[string]bool
+	for _, rows := range settings {
+		these := map[string]bool{}
+		for _, i := range rows {
+			if common == nil || common[t.Get(i, "seed")] {
+				these[t.Get(i, "seed")] = true
+			}
+		}
+		common = these
+	}
+	if len(common) == 0 {
+		common = map[string]bool{}
+		for _, rows := range settings {
+			for _, i := range rows {
+				common[t.Get(i, "seed")] = true
+			}
+		}
+	}
+	return common
 }
 
 // value is column col of row i, a non-finite or missing value counting as
