@@ -166,6 +166,9 @@ func gridFigures(ctx context.Context, g *experiments.Grid, out string, runErr er
 // mechanisms that training would optimize.
 func gridDryRun(ctx context.Context, g *experiments.Grid, points []experiments.Point, out string, env experiments.Options, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "grid %s: %d points, %d in this shard (output %s)\n", g.Name, len(g.Points), len(points), out)
+	if t := g.TuneSummary(out); t != "" {
+		fmt.Fprintf(stdout, "%s\n", t)
+	}
 	fmt.Fprintf(stdout, "%4s  %-10s  %-8s  %-9s  %-10s  %-24s  %-9s  %s\n", "#", "run", "status", "sigma", "epsilon", "accountant, delta", "sens", strings.Join(g.Varied, "  "))
 	mechs := map[string]bool{}
 	var mechList []string
