@@ -410,8 +410,28 @@ func (s *Banded) batch(t0, m int) {
 // (load average ≈ 8–9): with axpy4 only 80/120/76 ms vs 16.3/15.9/15.8 ms
 // (4.9x, 7.6x, 4.8x), with axpy8 62/117/66 ms vs 13.9/19.0/12.7 ms (4.4x,
 // 6.2x, 5.2x). The round reads 63 history vectors of 8 MB: memory
-// bandwidth, not arithmetic, keeps it above 3x.
+// bandwidth kept it above 3x. Issue 18, side by side (640 rounds, load
+// average 5–6): rounds in batches (Banded.batch) 31/31/36/37 ms vs identity
+// 8.3/8.8/8.6/8.5 ms (3.6–4.3x; the pass before: 41/43/44/46 ms vs
+// 10.2/8.7/10.1/8.3 ms, 4.0–5.5x): arithmetic bound; with the AVX2 kernel
+// 22/20/18/18 ms vs 9.2/9.4/8.1/7.8 ms (2.1–2.4x; before, in the same run:
+// 45/51/46/45 ms vs 11.1/11.4/9.4/9.9 ms, 4.0–4.8x).
+//
+// On amd64 with AVX2 the first len(dst) &^ 15 coordinates go through
+// axpy8AVX2 (four lanes, separate multiply and add: the same roundings in
+// the same order, TestAxpy8AVX2BitIdentical) and the rest through the loop.
 func axpy8(dst, a, x0, x1, x2, x3, x4, x5, x6, x7 []float64) {
+	if m := len(dst) &^ 15; useAVX2 && m > 0 {
+		_ = a[7]
+		x0, x1, x2, x3, x4, x5, x6, x7 = x0[:len(dst)], x1[:len(dst)], x2[:len(dst)], x3[:len(dst)], x4[:len(dst)], x5[:len(dst)], x6[:len(dst)], x7[:len(dst)]
+		axpy8AVX2(dst, a, x0, x1, x2, x3, x4, x5, x6, x7)
+		dst, x0, x1, x2, x3, x4, x5, x6, x7 = dst[m:], x0[m:], x1[m:], x2[m:], x3[m:], x4[m:], x5[m:], x6[m:], x7[m:]
+	}
+	axpy8Go(dst, a, x0, x1, x2, x3, x4, x5, x6, x7)
+}
+
+// axpy8Go is axpy8's pure-Go loop.
+func axpy8Go(dst, a, x0, x1, x2, x3, x4, x5, x6, x7 []float64) {
 	a0, a1, a2, a3, a4, a5, a6, a7 := a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
 	m := len(dst)
 	x0, x1, x2, x3, x4, x5, x6, x7 = x0[:m], x1[:m], x2[:m], x3[:m], x4[:m], x5[:m], x6[:m], x7[:m]
