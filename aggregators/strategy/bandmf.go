@@ -584,5 +584,5 @@ func (p *bandProblem) finish(theta []float64, st Status) (*Factorization, error)
 			c.SetTri(j+d, j, bf.cc[j*bw+d])
 		}
 	}
-	return &Factorization{x: x, c: c, bands: Bandwidth(x, zeroTol), status: st}, nil
+	return &Factorization{n: n, x: x, c: c, bands: Bandwidth(x, zeroTol), status: st}, nil
 }

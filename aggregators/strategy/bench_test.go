@@ -79,3 +79,34 @@ func BenchmarkBandMF(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOptimalPrefixLarge: the fixed point to relative gap 1e-6 at
+// n = 4096 and 8192 (issue 18: at most 2 minutes at 8192, at most 5x per
+// doubling of n). The op is OptimalSingle, which returns X in factored
+// form; with DPFL_EXPLICIT=1 the time of forming X and C afterwards
+// (Factorization.Explicit, O(n³)) is reported as explicit-s, outside the
+// op's time.
+func BenchmarkOptimalPrefixLarge(b *testing.B) {
+	for _, n := range []int{4096, 8192} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			longOnly(b, fmt.Sprintf("n=%d", n))
+			w := Prefix(n)
+			for i := 0; i < b.N; i++ {
+				f, err := OptimalSingle(context.Background(), w, FixedPointOptions{Gap: 1e-6})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(f.Status().Iterations), "iters")
+				if os.Getenv("DPFL_EXPLICIT") == "1" {
+					b.StopTimer()
+					t0 := time.Now()
+					if err := f.Explicit(); err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(time.Since(t0).Seconds(), "explicit-s")
+					b.StartTimer()
+				}
+			}
+		})
+	}
+}
