@@ -246,7 +246,7 @@ func (s *Linear) Bytes() int64 {
 
 func axpy(dst []float64, a float64, x []float64) {
 	for i, v := range x {
-		dst[i] += a * v
+		dst[i] += float64(a * v)
 	}
 }
 
@@ -404,8 +404,9 @@ func (s *Banded) batch(t0, m int) {
 }
 
 // axpy8 is eight axpy passes in one loop, evaluated left to right like
-// axpy4: the same operations in the same order (bit-identical noise; Go
-// does not fuse multiply-adds on amd64). BenchmarkNoiseBandMF64 against
+// axpy4: the same operations in the same order (bit-identical noise; the
+// conversions float64(a·x) keep the compiler from fusing a multiply-add,
+// which it may do for GOAMD64=v3, so every build rounds as the AVX2 kernel). BenchmarkNoiseBandMF64 against
 // BenchmarkNoiseIdentity, alternating binaries on the shared 2-core machine
 // (load average ≈ 8–9): with axpy4 only 80/120/76 ms vs 16.3/15.9/15.8 ms
 // (4.9x, 7.6x, 4.8x), with axpy8 62/117/66 ms vs 13.9/19.0/12.7 ms (4.4x,
@@ -436,7 +437,8 @@ func axpy8Go(dst, a, x0, x1, x2, x3, x4, x5, x6, x7 []float64) {
 	m := len(dst)
 	x0, x1, x2, x3, x4, x5, x6, x7 = x0[:m], x1[:m], x2[:m], x3[:m], x4[:m], x5[:m], x6[:m], x7[:m]
 	for i, v := range dst {
-		dst[i] = v + a0*x0[i] + a1*x1[i] + a2*x2[i] + a3*x3[i] + a4*x4[i] + a5*x5[i] + a6*x6[i] + a7*x7[i]
+		dst[i] = v + float64(a0*x0[i]) + float64(a1*x1[i]) + float64(a2*x2[i]) + float64(a3*x3[i]) +
+			float64(a4*x4[i]) + float64(a5*x5[i]) + float64(a6*x6[i]) + float64(a7*x7[i])
 	}
 }
 
@@ -447,7 +449,7 @@ func axpy4(dst, a, x0, x1, x2, x3 []float64) {
 	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
 	x0, x1, x2, x3 = x0[:len(dst)], x1[:len(dst)], x2[:len(dst)], x3[:len(dst)]
 	for i, v := range dst {
-		dst[i] = v + a0*x0[i] + a1*x1[i] + a2*x2[i] + a3*x3[i]
+		dst[i] = v + float64(a0*x0[i]) + float64(a1*x1[i]) + float64(a2*x2[i]) + float64(a3*x3[i])
 	}
 }
 
