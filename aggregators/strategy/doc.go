@@ -46,7 +46,15 @@
 // kept so that existing optimized strategies stay bit-identical). For BandMF the objective
 // ‖A C⁻¹‖²_F and its gradient −2(X⁻¹AᵀAX⁻¹) on the free entries are computed
 // from the b̂-banded factor C by banded substitutions in O(n²b̂) per
-// evaluation, checked against dense oracles. The multi-epoch MF (dense X)
+// evaluation, checked against dense oracles; where AVX2 exists, four rows
+// of A at a time (rows4: four dot products per pass over a shared
+// coefficient vector, summed in gonum Ddot's lane order) and G updated once
+// per 64 rows in cache-sized blocks (bandGram), bit-identical to the
+// one-row code (BenchmarkBandMFEval at n = 2052, 342 bands, side by side:
+// 1.24–1.34 s one row at a time, 0.41–0.55 s four at a time; BandMF with
+// 342 bands as in Table 2, certificate included: 472.3 s before, 183.8 s
+// after, same X bits; an eight-row kernel took more CPU time than four).
+// The multi-epoch MF (dense X)
 // uses Level-3 routines instead (Cholesky, inverse from the factor, one Gram
 // product: ≈ 2n³ multiply-adds; the banded code at b̂ = n took 27 s per
 // evaluation at n = 2052), through DenseBackend: gonum, or LAPACK/OpenBLAS
