@@ -246,7 +246,7 @@ func (s *Linear) Bytes() int64 {
 
 func axpy(dst []float64, a float64, x []float64) {
 	for i, v := range x {
-		dst[i] += a * v
+		dst[i] += float64(a * v)
 	}
 }
 
@@ -254,22 +254,44 @@ func axpy(dst []float64, a float64, x []float64) {
 // forward substitution, w_t = (z_t − Σ_{t−b<j<t} C[t,j] w_j) / C[t,t], keeping
 // only the last b−1 w's: O(b·d) memory and time per round. Rounds must be
 // asked for in order.
+//
+// The noise does not depend on the model, so Next computes up to
+// min(b−1, bandedBatch) rounds at once (a batch) in one pass over the
+// coordinates, in blocks small enough that the b−1 history blocks stay in
+// the core's cache while every round of the batch reads them: each history
+// vector then comes from memory once per batch instead of once per round.
+// The batch's outputs are held in the ring itself (round r overwrites the
+// slot of w_{r−b+1}, which no later round needs), so the memory is the same
+// b−1 vectors; later calls copy them out. Every coordinate sees the same
+// operations in the same order as the one-round recurrence, so the noise is
+// bit-identical (TestBandedBlockedIsPlainRecurrence).
 type Banded struct {
-	c    *mat.TriDense
-	b    int
-	d    int
-	l    *latents
-	hist [][]float64 // ring of the last b−1 outputs
-	next int
+	c     *mat.TriDense
+	b     int
+	d     int
+	l     *latents
+	hist  [][]float64 // ring: slot j%(b−1) holds w_j for the last b−1 rounds computed
+	next  int         // the round expected next
+	ready int         // rounds next..ready−1 are computed and held in hist
 
-	coef []float64   // scratch: −C[t,j] for the rows in use
-	rows [][]float64 // scratch: the history rows in use, oldest first
+	gens  []*latents    // one generator per round of a batch
+	coef  [][]float64   // per round of a batch: −C[t,j] for the rows in use
+	rows  [][][]float64 // per round of a batch: the history rows in use, oldest first
+	inv   []float64     // per round of a batch: 1/C[t,t]
+	block int           // coordinates per block of a batch pass
+	blk   []float64     // scratch: one block
 }
 
-// bandedBlock is the number of coordinates Banded.Next processes at a time
-// (32 KB of float64): the block of the output stays in cache while every
-// history row streams through it once.
-const bandedBlock = 4096
+// bandedBlock is the largest number of coordinates Banded processes at a
+// time (32 KB of float64); bandedCache is the bytes of history blocks a
+// batch pass keeps in cache (half the 1 MB L2 of the project machine's
+// cores), which sets the block size for many bands; bandedBatch caps the
+// rounds of a batch.
+const (
+	bandedBlock = 4096
+	bandedCache = 512 << 10
+	bandedBatch = 64
+)
 
 // NewBanded returns the source for a lower-triangular C with b bands
 // (entries further than b−1 below the diagonal must be zero).
@@ -288,8 +310,10 @@ func NewBanded(c *mat.TriDense, b int, root rng.Root, d int) (*Banded, error) {
 			}
 		}
 	}
+	block := bandedCache / 8 / b
+	block = min(bandedBlock, max(256, block-block%8))
 	s := &Banded{c: c, b: b, d: d, l: newLatents(root, "noise"), hist: make([][]float64, b-1),
-		coef: make([]float64, 0, b), rows: make([][]float64, 0, b)}
+		block: block, blk: make([]float64, block)}
 	for i := range s.hist {
 		s.hist[i] = make([]float64, d)
 	}
@@ -301,70 +325,120 @@ func (s *Banded) Next(dst []float64, t int) error {
 	if t != s.next {
 		return fmt.Errorf("aggregators: banded noise asked for round %d, expected round %d", t, s.next)
 	}
-	if n, _ := s.c.Dims(); t >= n {
+	n, _ := s.c.Dims()
+	if t >= n {
 		return fmt.Errorf("aggregators: noise for round %d of a %d-round mechanism", t, n)
 	}
 	if len(dst) != s.d {
 		panic(fmt.Sprintf("aggregators: noise buffer of %d for dimension %d", len(dst), s.d))
 	}
-	s.coef, s.rows = s.coef[:0], s.rows[:0]
-	for j := max(0, t-s.b+1); j < t; j++ {
-		s.coef = append(s.coef, -s.c.At(t, j))
-		s.rows = append(s.rows, s.hist[j%(s.b-1)])
+	if s.b == 1 {
+		s.l.fill(dst, t)
+		inv := 1 / s.c.At(t, t)
+		for i := range dst {
+			dst[i] *= inv
+		}
+		s.next++
+		return nil
 	}
-	inv := 1 / s.c.At(t, t)
-	var out []float64
-	if s.b > 1 {
-		// The slot of the oldest row in use: each block of it is read
-		// before it is overwritten with the same block of w_t.
-		out = s.hist[t%(s.b-1)]
+	if t >= s.ready {
+		s.batch(t, min(s.b-1, bandedBatch, n-t))
 	}
-	// One pass over the coordinates in cache-sized blocks: draw z_t's block
-	// (the generator runs through the coordinates in order, so the values
-	// are those of one fill of the whole vector), subtract every history
-	// row's block, scale, store. The per-coordinate operations and their
-	// order are those of b−1 separate axpy passes.
-	s.l.root.Reseed(&s.l.cc, s.l.label, uint64(t))
-	for lo := 0; lo < s.d; lo += bandedBlock {
-		hi := min(lo+bandedBlock, s.d)
-		blk := dst[lo:hi]
-		rng.FillNormal(blk, s.l.r)
-		k := 0
-		for ; k+8 <= len(s.rows); k += 8 {
-			r := s.rows[k : k+8]
-			axpy8(blk, s.coef[k:k+8], r[0][lo:hi], r[1][lo:hi], r[2][lo:hi], r[3][lo:hi], r[4][lo:hi], r[5][lo:hi], r[6][lo:hi], r[7][lo:hi])
-		}
-		for ; k+4 <= len(s.rows); k += 4 {
-			axpy4(blk, s.coef[k:k+4], s.rows[k][lo:hi], s.rows[k+1][lo:hi], s.rows[k+2][lo:hi], s.rows[k+3][lo:hi])
-		}
-		for ; k < len(s.rows); k++ {
-			axpy(blk, s.coef[k], s.rows[k][lo:hi])
-		}
-		for i := range blk {
-			blk[i] *= inv
-		}
-		if out != nil {
-			copy(out[lo:hi], blk)
-		}
-	}
+	copy(dst, s.hist[t%(s.b-1)])
 	s.next++
 	return nil
 }
 
+// batch computes rounds t0..t0+m−1 (m ≤ b−1) into the ring and sets ready.
+func (s *Banded) batch(t0, m int) {
+	for len(s.gens) < m {
+		s.gens = append(s.gens, newLatents(s.l.root, s.l.label))
+		s.coef = append(s.coef, make([]float64, 0, s.b))
+		s.rows = append(s.rows, make([][]float64, 0, s.b))
+		s.inv = append(s.inv, 0)
+	}
+	for k := 0; k < m; k++ {
+		t := t0 + k
+		g := s.gens[k]
+		g.root.Reseed(&g.cc, g.label, uint64(t))
+		s.coef[k], s.rows[k] = s.coef[k][:0], s.rows[k][:0]
+		for j := max(0, t-s.b+1); j < t; j++ {
+			s.coef[k] = append(s.coef[k], -s.c.At(t, j))
+			s.rows[k] = append(s.rows[k], s.hist[j%(s.b-1)])
+		}
+		s.inv[k] = 1 / s.c.At(t, t)
+	}
+	// One pass over the coordinates in blocks; in each block, the rounds
+	// in order: draw z_t's block (each generator runs through its
+	// coordinates in order, so the values are those of one fill of the
+	// whole vector), subtract every history row's block (rows of this
+	// batch included: their block is already computed), scale, and store
+	// into the slot of the oldest row in use (read above, needed by no
+	// later round). The per-coordinate operations and their order are
+	// those of b−1 separate axpy passes.
+	for lo := 0; lo < s.d; lo += s.block {
+		hi := min(lo+s.block, s.d)
+		blk := s.blk[:hi-lo]
+		for k := 0; k < m; k++ {
+			rng.FillNormal(blk, s.gens[k].r)
+			rows, coef := s.rows[k], s.coef[k]
+			i := 0
+			for ; i+8 <= len(rows); i += 8 {
+				r := rows[i : i+8]
+				axpy8(blk, coef[i:i+8], r[0][lo:hi], r[1][lo:hi], r[2][lo:hi], r[3][lo:hi], r[4][lo:hi], r[5][lo:hi], r[6][lo:hi], r[7][lo:hi])
+			}
+			for ; i+4 <= len(rows); i += 4 {
+				axpy4(blk, coef[i:i+4], rows[i][lo:hi], rows[i+1][lo:hi], rows[i+2][lo:hi], rows[i+3][lo:hi])
+			}
+			for ; i < len(rows); i++ {
+				axpy(blk, coef[i], rows[i][lo:hi])
+			}
+			inv := s.inv[k]
+			for i := range blk {
+				blk[i] *= inv
+			}
+			copy(s.hist[(t0+k)%(s.b-1)][lo:hi], blk)
+		}
+	}
+	s.ready = t0 + m
+}
+
 // axpy8 is eight axpy passes in one loop, evaluated left to right like
-// axpy4: the same operations in the same order (bit-identical noise; Go
-// does not fuse multiply-adds on amd64). BenchmarkNoiseBandMF64 against
+// axpy4: the same operations in the same order (bit-identical noise; the
+// conversions float64(a·x) keep the compiler from fusing a multiply-add,
+// which it may do for GOAMD64=v3, so every build rounds as the AVX2 kernel). BenchmarkNoiseBandMF64 against
 // BenchmarkNoiseIdentity, alternating binaries on the shared 2-core machine
 // (load average ≈ 8–9): with axpy4 only 80/120/76 ms vs 16.3/15.9/15.8 ms
 // (4.9x, 7.6x, 4.8x), with axpy8 62/117/66 ms vs 13.9/19.0/12.7 ms (4.4x,
 // 6.2x, 5.2x). The round reads 63 history vectors of 8 MB: memory
-// bandwidth, not arithmetic, keeps it above 3x.
+// bandwidth kept it above 3x. Issue 18, side by side (640 rounds, load
+// average 5–6): rounds in batches (Banded.batch) 31/31/36/37 ms vs identity
+// 8.3/8.8/8.6/8.5 ms (3.6–4.3x; the pass before: 41/43/44/46 ms vs
+// 10.2/8.7/10.1/8.3 ms, 4.0–5.5x): arithmetic bound; with the AVX2 kernel
+// 22/20/18/18 ms vs 9.2/9.4/8.1/7.8 ms (2.1–2.4x; before, in the same run:
+// 45/51/46/45 ms vs 11.1/11.4/9.4/9.9 ms, 4.0–4.8x).
+//
+// On amd64 with AVX2 the first len(dst) &^ 15 coordinates go through
+// axpy8AVX2 (four lanes, separate multiply and add: the same roundings in
+// the same order, TestAxpy8AVX2BitIdentical) and the rest through the loop.
 func axpy8(dst, a, x0, x1, x2, x3, x4, x5, x6, x7 []float64) {
+	if m := len(dst) &^ 15; useAVX2 && m > 0 {
+		_ = a[7]
+		x0, x1, x2, x3, x4, x5, x6, x7 = x0[:len(dst)], x1[:len(dst)], x2[:len(dst)], x3[:len(dst)], x4[:len(dst)], x5[:len(dst)], x6[:len(dst)], x7[:len(dst)]
+		axpy8AVX2(dst, a, x0, x1, x2, x3, x4, x5, x6, x7)
+		dst, x0, x1, x2, x3, x4, x5, x6, x7 = dst[m:], x0[m:], x1[m:], x2[m:], x3[m:], x4[m:], x5[m:], x6[m:], x7[m:]
+	}
+	axpy8Go(dst, a, x0, x1, x2, x3, x4, x5, x6, x7)
+}
+
+// axpy8Go is axpy8's pure-Go loop.
+func axpy8Go(dst, a, x0, x1, x2, x3, x4, x5, x6, x7 []float64) {
 	a0, a1, a2, a3, a4, a5, a6, a7 := a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
 	m := len(dst)
 	x0, x1, x2, x3, x4, x5, x6, x7 = x0[:m], x1[:m], x2[:m], x3[:m], x4[:m], x5[:m], x6[:m], x7[:m]
 	for i, v := range dst {
-		dst[i] = v + a0*x0[i] + a1*x1[i] + a2*x2[i] + a3*x3[i] + a4*x4[i] + a5*x5[i] + a6*x6[i] + a7*x7[i]
+		dst[i] = v + float64(a0*x0[i]) + float64(a1*x1[i]) + float64(a2*x2[i]) + float64(a3*x3[i]) +
+			float64(a4*x4[i]) + float64(a5*x5[i]) + float64(a6*x6[i]) + float64(a7*x7[i])
 	}
 }
 
@@ -375,7 +449,7 @@ func axpy4(dst, a, x0, x1, x2, x3 []float64) {
 	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
 	x0, x1, x2, x3 = x0[:len(dst)], x1[:len(dst)], x2[:len(dst)], x3[:len(dst)]
 	for i, v := range dst {
-		dst[i] = v + a0*x0[i] + a1*x1[i] + a2*x2[i] + a3*x3[i]
+		dst[i] = v + float64(a0*x0[i]) + float64(a1*x1[i]) + float64(a2*x2[i]) + float64(a3*x3[i])
 	}
 }
 
@@ -384,19 +458,17 @@ func axpy4(dst, a, x0, x1, x2, x3 []float64) {
 // replaying performs the same operations in the same order, so the history
 // and the following rounds are bit-identical to an uninterrupted run.
 func (s *Banded) Seek(t int) error {
-	if n, _ := s.c.Dims(); t < 0 || t > n {
+	n, _ := s.c.Dims()
+	if t < 0 || t > n {
 		return fmt.Errorf("aggregators: seek to round %d of a %d-round mechanism", t, n)
 	}
-	s.next = 0
-	if t == 0 {
-		return nil
-	}
-	buf := make([]float64, s.d)
-	for r := 0; r < t; r++ {
-		if err := s.Next(buf, r); err != nil {
-			return err
+	s.next, s.ready = 0, 0
+	if s.b > 1 {
+		for s.ready < t {
+			s.batch(s.ready, min(s.b-1, bandedBatch, n-s.ready))
 		}
 	}
+	s.next = t
 	return nil
 }
 

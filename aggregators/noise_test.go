@@ -3,6 +3,7 @@ package aggregators
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -424,4 +425,51 @@ func TestBLTNoiseIsBuffered(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAxpy8AVX2BitIdentical: axpy8 (the AVX2 kernel on amd64, then the
+// loop for the tail) equals the pure-Go loop bit for bit, at lengths that
+// are and are not multiples of the kernel's 16 coordinates, with values of
+// very different magnitudes (so that a fused multiply-add or another
+// summation order would show), subnormals, infinities and NaN.
+func TestAxpy8AVX2BitIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	val := func() float64 {
+		switch r.IntN(40) {
+		case 0:
+			return math.SmallestNonzeroFloat64 * float64(r.IntN(9))
+		case 1:
+			return math.Inf(1 - 2*r.IntN(2))
+		case 2:
+			return math.NaN()
+		}
+		return r.NormFloat64() * math.Pow(2, float64(r.IntN(120)-60))
+	}
+	for _, m := range []int{0, 1, 15, 16, 17, 31, 32, 100, 1000, 4096} {
+		var x [8][]float64
+		for k := range x {
+			x[k] = make([]float64, m+3) // longer than dst, as rows are
+			for i := range x[k] {
+				x[k][i] = val()
+			}
+		}
+		a := make([]float64, 8)
+		for k := range a {
+			a[k] = val()
+		}
+		a[3] = 1e-300 // products that underflow
+		got, want := make([]float64, m), make([]float64, m)
+		for i := range got {
+			got[i] = val()
+			want[i] = got[i]
+		}
+		axpy8(got, a, x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7])
+		axpy8Go(want, a, x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7])
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+				t.Fatalf("m = %d, coordinate %d: %v (%x), want %v (%x) (AVX2 kernel: %v)", m, i, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]), useAVX2)
+			}
+		}
+	}
+	t.Logf("AVX2 kernel in use: %v", useAVX2)
 }

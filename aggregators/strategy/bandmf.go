@@ -140,6 +140,8 @@ type bandProblem struct {
 	// dense selects the dense evaluator (multi-epoch) instead of banded
 	// substitutions.
 	dense bool
+	// plain keeps lossGrad to one row at a time (no rows4; for tests).
+	plain bool
 	// Unequal column norms: parameters len(free)… are t_j, X_jj = t_j −
 	// mean_{π(j)} t + target/|π(j)|, with π(j) = {l : l ≡ j (mod mod)}.
 	mod    int // 0: unit diagonal
@@ -223,6 +225,10 @@ func reverseCholesky(x []float64, n, bw int) (*bandFactor, bool) {
 	return f, true
 }
 
+// bandChunk is the number of rows (a multiple of four) whose z vectors
+// lossGrad keeps for one bandGram pass.
+const bandChunk = 64
+
 // lossGrad returns tr(AᵀA X⁻¹) = ‖A C⁻¹‖²_F and, if g != nil, accumulates
 // G = (A X⁻¹)ᵀ(A X⁻¹) on the band into g (g[i*bw+t] = G_{i,i−bw+1+t}).
 func (p *bandProblem) lossGrad(f *bandFactor, g []float64) float64 {
@@ -245,7 +251,39 @@ func (p *bandProblem) lossGrad(f *bandFactor, g []float64) float64 {
 				lg = make([]float64, n*bw)
 			}
 			loc := 0.0
-			for r := n - 1 - wk; r >= 0; r -= workers {
+			r := n - 1 - wk
+			if useAVX2 && bw > 1 && !p.plain {
+				// Four rows at a time (rows4), G updated once per chunk
+				// of bandChunk rows (bandGram): bit-identical.
+				var ys [4][]float64
+				for q := range ys {
+					ys[q] = make([]float64, n)
+				}
+				var zbuf []float64
+				zs := make([][]float64, 0, bandChunk)
+				if g != nil {
+					zbuf = make([]float64, bandChunk*n)
+				}
+				for r-3*workers >= 0 {
+					zs = zs[:0]
+					for len(zs) < bandChunk && r-3*workers >= 0 {
+						var z4 *[4][]float64
+						if g != nil {
+							k := len(zs)
+							z4 = &[4][]float64{zbuf[k*n : (k+1)*n], zbuf[(k+1)*n : (k+2)*n], zbuf[(k+2)*n : (k+3)*n], zbuf[(k+3)*n : (k+4)*n]}
+							zs = append(zs, z4[:]...)
+						} else {
+							zs = append(zs, nil, nil, nil, nil)
+						}
+						loc = p.rows4(f, [4]int{r, r - workers, r - 2*workers, r - 3*workers}, &ys, z4, loc)
+						r -= 4 * workers
+					}
+					if g != nil {
+						p.bandGram(lg, zs)
+					}
+				}
+			}
+			for ; r >= 0; r -= workers {
 				a := p.a[r*n : r*n+r+1]
 				// y C = a, y_j = (a_j − Σ_{d≥1} y_{j+d} C_{j+d,j}) / C_jj.
 				for j := range y {
@@ -258,7 +296,7 @@ func (p *bandProblem) lossGrad(f *bandFactor, g []float64) float64 {
 						s -= impl.Ddot(m, y[j+1:], 1, f.cc[j*bw+1:], 1)
 					}
 					y[j] = s / f.cc[j*bw]
-					loc += y[j] * y[j]
+					loc += float64(y[j] * y[j]) // float64: never fused (any GOAMD64), as rows4
 				}
 				if g == nil {
 					continue
@@ -278,7 +316,7 @@ func (p *bandProblem) lossGrad(f *bandFactor, g []float64) float64 {
 					if m := bw - 1 - off; m > 0 && z[i] != 0 {
 						impl.Daxpy(m, z[i], z[i-bw+1+off:], 1, lg[i*bw+off:], 1)
 					}
-					lg[i*bw+bw-1] += z[i] * z[i] // diagonal G_ii (for scaling)
+					lg[i*bw+bw-1] += float64(z[i] * z[i]) // diagonal G_ii (for scaling)
 				}
 			}
 			totals[wk], grads[wk] = loc, lg
@@ -584,5 +622,5 @@ func (p *bandProblem) finish(theta []float64, st Status) (*Factorization, error)
 			c.SetTri(j+d, j, bf.cc[j*bw+d])
 		}
 	}
-	return &Factorization{x: x, c: c, bands: Bandwidth(x, zeroTol), status: st}, nil
+	return &Factorization{n: n, x: x, c: c, bands: Bandwidth(x, zeroTol), status: st}, nil
 }

@@ -2,7 +2,10 @@ package strategy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"testing"
 	"time"
@@ -77,5 +80,93 @@ func BenchmarkBandMF(b *testing.B) {
 				b.ReportMetric(float64(f.Status().Evals), "evals")
 			}
 		})
+	}
+}
+
+// BenchmarkOptimalPrefixLarge: the fixed point to relative gap 1e-6 at
+// n = 4096 and 8192 (issue 18: at most 2 minutes at 8192, at most 5x per
+// doubling of n). The op is OptimalSingle, which returns X in factored
+// form; with DPFL_EXPLICIT=1 the time of forming X and C afterwards
+// (Factorization.Explicit, O(n³)) is reported as explicit-s, outside the
+// op's time.
+func BenchmarkOptimalPrefixLarge(b *testing.B) {
+	for _, n := range []int{4096, 8192} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			longOnly(b, fmt.Sprintf("n=%d", n))
+			w := Prefix(n)
+			for i := 0; i < b.N; i++ {
+				f, err := OptimalSingle(context.Background(), w, FixedPointOptions{Gap: 1e-6})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(f.Status().Iterations), "iters")
+				if os.Getenv("DPFL_EXPLICIT") == "1" {
+					b.StopTimer()
+					t0 := time.Now()
+					if err := f.Explicit(); err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(time.Since(t0).Seconds(), "explicit-s")
+					b.StartTimer()
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBandMFEval: one loss-and-gradient evaluation of BandMF at the
+// seed 003 size (n = 2052, 342 bands) at the start point, one row at a
+// time ("plain") and four rows at a time with the AVX2 kernels ("rows4",
+// the default where AVX2 exists; bit-identical).
+func BenchmarkBandMFEval(b *testing.B) {
+	p := newBandProblem(Prefix(2052), 342, func(i, j int) bool { return true })
+	xs := make([]float64, p.n*p.bw)
+	p.xFromParams(xs, p.start(nil))
+	f, ok := reverseCholesky(xs, p.n, p.bw)
+	if !ok {
+		b.Fatal("start not positive definite")
+	}
+	g := make([]float64, p.n*p.bw)
+	for _, plain := range []bool{true, false} {
+		name := "rows4"
+		if plain {
+			name = "plain"
+		}
+		b.Run(name, func(b *testing.B) {
+			if !plain && !useAVX2 {
+				b.Skip("no AVX2")
+			}
+			p.plain = plain
+			for i := 0; i < b.N; i++ {
+				clear(g)
+				p.lossGrad(f, g)
+			}
+		})
+	}
+}
+
+// BenchmarkBandMF342: the seed 003 Table 2 BandMF optimization (n = 2052,
+// 342 bands, equal column norms; the L-BFGS options of
+// experiments/paper/mechanisms.sh: relative tolerance 1e-6, at most 1000
+// iterations), with the SHA-256 of X's bits in the log so that two builds
+// can be compared.
+func BenchmarkBandMF342(b *testing.B) {
+	longOnly(b, "BandMF n=2052")
+	w := Prefix(2052)
+	for i := 0; i < b.N; i++ {
+		f, err := BandMF(context.Background(), w, 342, LBFGSOptions{RelTol: 1e-6, MaxIter: 1000})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(f.Status().Iterations), "iters")
+		b.ReportMetric(float64(f.Status().Evals), "evals")
+		h := sha256.New()
+		x := f.Gram()
+		for r := 0; r < x.SymmetricDim(); r++ {
+			for c := 0; c <= r; c++ {
+				binary.Write(h, binary.LittleEndian, math.Float64bits(x.At(r, c)))
+			}
+		}
+		b.Logf("%s; X sha256 %x", f.Status().Message, h.Sum(nil))
 	}
 }

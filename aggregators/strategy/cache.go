@@ -85,6 +85,9 @@ func (c *Cache) store(key string, f *Factorization) error {
 	if c == nil || c.Dir == "" {
 		return nil
 	}
+	if err := f.Explicit(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return fmt.Errorf("strategy: cache: %w", err)
 	}
@@ -141,8 +144,17 @@ func (c *Cache) get(key string, compute func() (*Factorization, error)) (*Factor
 }
 
 // canonical rebuilds f from the band storage of X that the cache keeps.
+// A dense X (bands = n) is stored whole, and C is a deterministic function
+// of X, so f is returned as it is (once X and C are formed): rebuilding it
+// would repeat the O(n³) Cholesky factorization for the same bits.
 func canonical(f *Factorization) (*Factorization, error) {
+	if err := f.Explicit(); err != nil {
+		return nil, err
+	}
 	n, bw := f.N(), max(f.bands, 1)
+	if bw >= n {
+		return f, nil
+	}
 	x := mat.NewSymDense(n, nil)
 	for i := 0; i < n; i++ {
 		for d := 0; d < bw && d <= i; d++ {
@@ -163,14 +175,13 @@ func (c *Cache) certified(key string, f *Factorization, p *bandProblem) (*Factor
 	if err != nil {
 		return nil, err
 	}
-	g := *f
-	g.status = st
-	g.status.Cached = false // as stored
-	if err := c.store(key, &g); err != nil && c.Warn != nil {
+	st.Cached = false // as stored
+	g := f.withStatus(st)
+	if err := c.store(key, g); err != nil && c.Warn != nil {
 		c.Warn(fmt.Errorf("%w (the certificate will be computed again next time)", err))
 	}
 	g.status.Cached = f.status.Cached
-	return &g, nil
+	return g, nil
 }
 
 // Optimal is OptimalSingle through the cache.

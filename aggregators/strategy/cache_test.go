@@ -123,9 +123,8 @@ func TestCacheAddsCertificate(t *testing.T) {
 	opts := LBFGSOptions{}
 	opts.defaults()
 	key := fmt.Sprintf("v%d|multi-epoch|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf", cacheFormat, w.Key(), 8, opts.MaxIter, opts.RelTol, opts.Store)
-	old := *f
-	old.status = Status{Method: "L-BFGS", Iterations: 3, Converged: true, Message: "old"}
-	if err := c.store(key, &old); err != nil {
+	old := f.withStatus(Status{Method: "L-BFGS", Iterations: 3, Converged: true, Message: "old"})
+	if err := c.store(key, old); err != nil {
 		t.Fatal(err)
 	}
 	if st := c.load(key).Status(); st.Certified {

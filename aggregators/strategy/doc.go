@@ -46,7 +46,15 @@
 // kept so that existing optimized strategies stay bit-identical). For BandMF the objective
 // ‖A C⁻¹‖²_F and its gradient −2(X⁻¹AᵀAX⁻¹) on the free entries are computed
 // from the b̂-banded factor C by banded substitutions in O(n²b̂) per
-// evaluation, checked against dense oracles. The multi-epoch MF (dense X)
+// evaluation, checked against dense oracles; where AVX2 exists, four rows
+// of A at a time (rows4: four dot products per pass over a shared
+// coefficient vector, summed in gonum Ddot's lane order) and G updated once
+// per 64 rows in cache-sized blocks (bandGram), bit-identical to the
+// one-row code (BenchmarkBandMFEval at n = 2052, 342 bands, side by side:
+// 1.24–1.34 s one row at a time, 0.41–0.55 s four at a time; BandMF with
+// 342 bands as in Table 2, certificate included: 472.3 s before, 183.8 s
+// after, same X bits; an eight-row kernel took more CPU time than four).
+// The multi-epoch MF (dense X)
 // uses Level-3 routines instead (Cholesky, inverse from the factor, one Gram
 // product: ≈ 2n³ multiply-adds; the banded code at b̂ = n took 27 s per
 // evaluation at n = 2052), through DenseBackend: gonum, or LAPACK/OpenBLAS
@@ -55,13 +63,18 @@
 // bands (Cache.MultiEpoch), a feasible point within a few percent of the
 // optimum.
 //
-// The O(n³) step left in the fixed point is forming X = YᵀY once at the end
-// (then its Cholesky factor): gramUpper computes only the upper blocks
-// (n³ multiply-adds instead of 2n³), bit-identical to the full product.
-// Side by side at n = 4096 (issue 18, load average 4–6): 40.4–42.4 s before,
-// 27.5–29.0 s after, of which 10–11 s are the 12 O(n²) iterations; n = 2048:
-// 5.4 s; n = 8192: 197 s (iterations 43 s, X ≈ 150 s): above the 2-minute
-// target, which needs X in factored form rather than explicit.
+// The O(n³) step left in the fixed point is forming X = YᵀY (then its
+// Cholesky factor): gramUpper computes only the upper blocks (n³
+// multiply-adds instead of 2n³), bit-identical to the full product. Side by
+// side at n = 4096 (issue 18, load average 4–6): 40.4–42.4 s before,
+// 27.5–29.0 s after. OptimalSingle now returns X in factored form (Y) and
+// forms X and C on first use (Factorization.Explicit; the cache forms them
+// to store X), so the optimization itself is the O(n²) iterations:
+// BenchmarkOptimalPrefixLarge side by side (load average 7–8): n = 4096
+// 32.4/32.4/33.0 s before, 11.6/13.0/11.2 s after (12 iterations; forming
+// X and C afterwards 19.0/21.3/23.7 s); n = 8192 216 s before, 54.5 and
+// 48.1 s after (13 iterations; forming X and C afterwards 157 s), 3.7–4.9x
+// the n = 4096 time.
 //
 // Measured on the 2-core project machine (shared, so ±30%):
 //   - fixed point to relative gap 1e-6, prefix sums: n = 256 / 1024 / 2048 in

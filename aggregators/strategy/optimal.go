@@ -34,7 +34,8 @@ type FixedPointOptions struct {
 // lower bound 2Σφ(v) − Σv; it stops when the relative gap is below opts.Gap
 // and reports the gap reached in Status. One symmetric eigendecomposition per
 // iteration (EigenBackend); the rest is O(n²) for prefix sums and one
-// triangular product otherwise.
+// triangular product otherwise. The result keeps X = YᵀY in factored form
+// (Y n×n); X and C, O(n³), are formed on first use (Factorization).
 func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*Factorization, error) {
 	if opts.Gap == 0 {
 		opts.Gap = 1e-6
@@ -156,8 +157,10 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 	}
 	st.Evals = st.Iterations
 	st.Message = fmt.Sprintf("primal %.10g, dual bound %.10g", primal, dual)
-	// X_norm = Φ^{-½} Q Λ^½ Qᵀ Φ^{-½} = Yᵀ Y with Y = Λ^¼ Qᵀ Φ^{-½}.
-	var x *mat.SymDense
+	// X_norm = Φ^{-½} Q Λ^½ Qᵀ Φ^{-½} = Yᵀ Y with Y = Λ^¼ Qᵀ Φ^{-½}: the
+	// strategy keeps Y (O(n²)) and forms X = YᵀY (O(n³), gramUpper) and C
+	// on first use (Factorization.Explicit).
+	var form func() *mat.SymDense
 	if fast { // q holds Qᵀ
 		for k := 0; k < n; k++ {
 			row, yr := q.RawRowView(k), y.RawRowView(k)
@@ -166,7 +169,7 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 				yr[i] = s * qx / math.Sqrt(phi[i])
 			}
 		}
-		x = atb(y, y)
+		form = func() *mat.SymDense { return unitDiag(atb(y, y)) }
 	} else {
 		for i := 0; i < n; i++ {
 			row, yr := q.RawRowView(i), y.RawRowView(i)
@@ -175,12 +178,18 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 				yr[k] = s * qx * math.Sqrt(math.Sqrt(vals[k]))
 			}
 		}
-		x = atb(y.T(), y.T())
+		form = func() *mat.SymDense { return unitDiag(atb(y.T(), y.T())) }
 	}
-	for i := 0; i < n; i++ {
-		x.SetSym(i, i, 1) // exact by construction up to rounding
+	return factored("optimal", n, form, st), nil
+}
+
+// unitDiag sets the diagonal of the normalized X to 1 (exact by
+// construction up to rounding) and returns x.
+func unitDiag(x *mat.SymDense) *mat.SymDense {
+	for i := 0; i < x.SymmetricDim(); i++ {
+		x.SetSym(i, i, 1)
 	}
-	return NewFactorization("optimal", x, st)
+	return x
 }
 
 // densePhiPrimal computes φ_i = Σ_k Q_ik² sqrt(λ_k) (into phi) and the primal

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -157,4 +158,60 @@ func TestOptimalN1024(t *testing.T) {
 		t.Errorf("n=1024: loss %v rmse %v C00 %v C10 %v C11 %v Cnn %v", m.Loss, m.RMSE, c.At(0, 0), c.At(1, 0), c.At(1, 1), c.At(1023, 1023))
 	}
 	t.Logf("%+v", f.Status())
+}
+
+// TestOptimalFactoredForm: OptimalSingle returns X = YᵀY in factored form:
+// N, String and Status do not form X (nor C); the first method that needs
+// them forms both once, and they are bit-identical to a strategy built
+// eagerly from the same X (NewFactorization, the path before X was kept
+// factored, and the cache's rebuild); the loss of the explicit C agrees with
+// the primal the iteration reported (printed to 10 digits) to 1e-9
+// relative, and CᵀC = X to 1e-12.
+func TestOptimalFactoredForm(t *testing.T) {
+	for _, dense := range []bool{false, true} {
+		n := 48
+		w := Prefix(n)
+		f, err := OptimalSingle(context.Background(), w, FixedPointOptions{Gap: 1e-9, Dense: dense})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.N() != n || f.String() != "optimal" || !f.Status().Converged {
+			t.Fatalf("dense=%v: N %d, name %q, status %+v", dense, f.N(), f.String(), f.Status())
+		}
+		if f.x != nil || f.c != nil || f.form == nil {
+			t.Fatalf("dense=%v: X or C formed before use", dense)
+		}
+		x := f.Gram() // forms X and C
+		if f.x == nil || f.c == nil || f.form != nil {
+			t.Fatalf("dense=%v: X and C not formed by Gram", dense)
+		}
+		eager, err := NewFactorization("optimal", x, f.Status())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := f.Factor()
+		ce, _ := eager.Factor()
+		if !mat.Equal(x, eager.Gram()) || !mat.Equal(c, ce) || f.Bands() != eager.Bands() || f.Bands() != n {
+			t.Fatalf("dense=%v: factored strategy differs from the eager one (bands %d, %d)", dense, f.Bands(), eager.Bands())
+		}
+		canon, err := canonical(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc, _ := canon.Factor()
+		if !mat.Equal(cc, ce) || !mat.Equal(canon.Gram(), x) {
+			t.Fatalf("dense=%v: the cache's rebuild differs", dense)
+		}
+		if !mat.EqualApprox(gramOf(c), x, 1e-12) {
+			t.Fatalf("dense=%v: CᵀC ≠ X", dense)
+		}
+		m := mustEval(t, f, w, participation.Schema{Kind: participation.Single})
+		var primal float64
+		if _, err := fmt.Sscanf(f.Status().Message, "primal %g", &primal); err != nil {
+			t.Fatal(err)
+		}
+		if !near(m.Loss, primal, 1e-9*primal) {
+			t.Fatalf("dense=%v: loss %.12g, primal %.12g", dense, m.Loss, primal)
+		}
+	}
 }

@@ -1,0 +1,20 @@
+//go:build !purego
+
+package strategy
+
+import "golang.org/x/sys/cpu"
+
+// useAVX2 selects the AVX2 kernels of the banded evaluator (lossGrad4).
+var useAVX2 = cpu.X86.HasAVX2
+
+// dot4AVX2 returns the four dot products of c with x0…x3 (each at least
+// len(c) long), each bit-identical to gonum's Ddot (kernel_amd64.s).
+//
+//go:noescape
+func dot4AVX2(c, x0, x1, x2, x3 []float64) (s0, s1, s2, s3 float64)
+
+// axpy4AVX2 adds a[0]·x0, …, a[3]·x3 to the first len(dst) &^ 15
+// coordinates of dst, in that order, each as gonum's Daxpy would.
+//
+//go:noescape
+func axpy4AVX2(dst, a, x0, x1, x2, x3 []float64)

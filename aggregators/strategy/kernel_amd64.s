@@ -1,0 +1,141 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func dot4AVX2(c, x0, x1, x2, x3 []float64) (s0, s1, s2, s3 float64)
+//
+// s_q = Σ_i c[i]·x_q[i] over i < len(c), each summed exactly as gonum's
+// DotUnitary (internal/asm/f64/dot_amd64.s) sums it: lane l of the
+// accumulator takes the products i ≡ l (mod 4) of the full blocks of four,
+// the 0–3 leftover products go into lane 0 one by one, and the result is
+// (l1 + l3) + (l0 + l2). Four independent accumulators (one per vector) keep
+// the adds busy where one dot product waits on its own chain.
+TEXT ·dot4AVX2(SB), NOSPLIT, $0-152
+	MOVQ c_base+0(FP), SI
+	MOVQ c_len+8(FP), CX
+	MOVQ x0_base+24(FP), R8
+	MOVQ x1_base+48(FP), R9
+	MOVQ x2_base+72(FP), R10
+	MOVQ x3_base+96(FP), R11
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	MOVQ CX, DX
+	ANDQ $-4, DX
+	XORQ AX, AX
+	CMPQ DX, $0
+	JE   tail
+
+loop:
+	VMOVUPD (SI)(AX*8), Y4
+	VMULPD  (R8)(AX*8), Y4, Y5
+	VMULPD  (R9)(AX*8), Y4, Y6
+	VMULPD  (R10)(AX*8), Y4, Y7
+	VMULPD  (R11)(AX*8), Y4, Y12
+	VADDPD  Y5, Y0, Y0
+	VADDPD  Y6, Y1, Y1
+	VADDPD  Y7, Y2, Y2
+	VADDPD  Y12, Y3, Y3
+	ADDQ    $4, AX
+	CMPQ    AX, DX
+	JLT     loop
+
+tail:
+	// Lanes 2 and 3 aside; VEX scalar ops below clear the upper halves.
+	VEXTRACTF128 $1, Y0, X8
+	VEXTRACTF128 $1, Y1, X9
+	VEXTRACTF128 $1, Y2, X10
+	VEXTRACTF128 $1, Y3, X11
+	CMPQ AX, CX
+	JGE  end
+
+tailloop:
+	VMOVSD (SI)(AX*8), X4
+	VMULSD (R8)(AX*8), X4, X5
+	VADDSD X5, X0, X0
+	VMULSD (R9)(AX*8), X4, X6
+	VADDSD X6, X1, X1
+	VMULSD (R10)(AX*8), X4, X7
+	VADDSD X7, X2, X2
+	VMULSD (R11)(AX*8), X4, X12
+	VADDSD X12, X3, X3
+	INCQ   AX
+	CMPQ   AX, CX
+	JLT    tailloop
+
+end:
+	// [l0+l2, l1+l3], then (l1+l3) + (l0+l2).
+	VADDPD    X8, X0, X0
+	VUNPCKHPD X0, X0, X4
+	VADDSD    X0, X4, X4
+	VMOVSD    X4, s0+120(FP)
+	VADDPD    X9, X1, X1
+	VUNPCKHPD X1, X1, X5
+	VADDSD    X1, X5, X5
+	VMOVSD    X5, s1+128(FP)
+	VADDPD    X10, X2, X2
+	VUNPCKHPD X2, X2, X6
+	VADDSD    X2, X6, X6
+	VMOVSD    X6, s2+136(FP)
+	VADDPD    X11, X3, X3
+	VUNPCKHPD X3, X3, X7
+	VADDSD    X3, X7, X7
+	VMOVSD    X7, s3+144(FP)
+	VZEROUPPER
+	RET
+
+// func axpy4AVX2(dst, a, x0, x1, x2, x3 []float64)
+//
+// dst[i] = (((dst[i] + a0·x0[i]) + a1·x1[i]) + a2·x2[i]) + a3·x3[i] for
+// i < len(dst) &^ 15: each product and sum rounded separately (VMULPD,
+// VADDPD), the order of four gonum Daxpy calls (AxpyUnitary: y + α·x).
+TEXT ·axpy4AVX2(SB), NOSPLIT, $0-144
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), R11
+	ANDQ $-16, R11
+	MOVQ a_base+24(FP), R12
+	VBROADCASTSD 0(R12), Y0
+	VBROADCASTSD 8(R12), Y1
+	VBROADCASTSD 16(R12), Y2
+	VBROADCASTSD 24(R12), Y3
+	MOVQ x0_base+48(FP), AX
+	MOVQ x1_base+72(FP), BX
+	MOVQ x2_base+96(FP), CX
+	MOVQ x3_base+120(FP), DX
+	XORQ R12, R12
+	CMPQ R11, $0
+	JE   done4
+
+loop4:
+	VMOVUPD 0(DI)(R12*8), Y8
+	VMOVUPD 32(DI)(R12*8), Y9
+	VMOVUPD 64(DI)(R12*8), Y10
+	VMOVUPD 96(DI)(R12*8), Y11
+
+#define TERM(R, A) \
+	VMULPD 0(R)(R12*8), A, Y12 \
+	VMULPD 32(R)(R12*8), A, Y13 \
+	VMULPD 64(R)(R12*8), A, Y14 \
+	VMULPD 96(R)(R12*8), A, Y15 \
+	VADDPD Y12, Y8, Y8 \
+	VADDPD Y13, Y9, Y9 \
+	VADDPD Y14, Y10, Y10 \
+	VADDPD Y15, Y11, Y11
+
+	TERM(AX, Y0)
+	TERM(BX, Y1)
+	TERM(CX, Y2)
+	TERM(DX, Y3)
+
+	VMOVUPD Y8, 0(DI)(R12*8)
+	VMOVUPD Y9, 32(DI)(R12*8)
+	VMOVUPD Y10, 64(DI)(R12*8)
+	VMOVUPD Y11, 96(DI)(R12*8)
+	ADDQ $16, R12
+	CMPQ R12, R11
+	JLT  loop4
+
+done4:
+	VZEROUPPER
+	RET
