@@ -216,6 +216,6 @@ func (g *Grid) TuneSummary(out string) string {
 		group, _, _ := g.tuneRole(p)
 		groups[group] = true
 	}
-	return fmt.Sprintf("tuning %s on seeds %v: %d tuning points; %d of %d groups chosen (%d points to run at their choice, %d not chosen, %d waiting)",
+	return fmt.Sprintf("tuning %s on seeds %v: %d tuning points; %d of %d groups chosen (%d points of other seeds at the chosen settings, %d not chosen, %d waiting)",
 		strings.Join(g.Tune.Keys, ", "), g.Tune.Seeds, count[StageTune], len(choices), len(groups), count[StageChosen], count[StageNotChosen], count[StageWaiting])
 }

@@ -120,6 +120,9 @@ tune: {keys: [server.lr], seeds: [1]}
 	if err != nil {
 		t.Fatal(err)
 	}
+	if sum.Skipped != 0 {
+		t.Errorf("dpfl plot counts %d runs as unfinished; the not-chosen points are not", sum.Skipped)
+	}
 	if len(sum.Points) != 2 {
 		t.Fatalf("%d plotted points, want 2", len(sum.Points))
 	}

@@ -245,6 +245,9 @@ func (s *Summary) group(t *results.Table) (map[seriesX]map[string][]int, []serie
 	var keys []seriesX
 	for i := range t.Rows {
 		st := t.Get(i, "status")
+		if st == "not-chosen" {
+			continue // a grid's tune: protocol never runs it (not unfinished)
+		}
 		if st != "complete" && st != "diverged" {
 			s.Skipped++
 			continue
