@@ -2,44 +2,15 @@ package figures
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"dpfl/results"
 )
 
 // paperDir is the committed reproductions folder.
 const paperDir = "../paper"
-
-// paperSummary summarizes a committed reproduction by the given series.
-func paperSummary(t *testing.T, name, by string) map[string]map[float64]float64 {
-	t.Helper()
-	return paperSummaryY(t, name, by, "")
-}
-
-// paperSummaryY is paperSummary of column y (default: final accuracy).
-func paperSummaryY(t *testing.T, name, by, y string) map[string]map[float64]float64 {
-	t.Helper()
-	dir := filepath.Join(paperDir, name)
-	if _, err := os.Stat(filepath.Join(dir, "index.csv")); err != nil {
-		t.Fatalf("committed reproduction %s is missing: %v (regenerate it as its README says)", name, err)
-	}
-	s, err := Summarize(dir, Options{By: by, Y: y})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Skipped > 0 {
-		t.Errorf("%s: %d runs unfinished in the committed index", name, s.Skipped)
-	}
-	out := map[string]map[float64]float64{}
-	for _, p := range s.Points {
-		if out[p.Series] == nil {
-			out[p.Series] = map[float64]float64{}
-		}
-		out[p.Series][p.X] = p.Mean
-	}
-	return out
-}
 
 // paperPoints summarizes a committed reproduction: its points by series
 // and x, and its non-private baselines by series.
@@ -168,26 +139,55 @@ func TestPaperEMNISTWriters(t *testing.T) {
 	}
 }
 
-// TestPaperStackOverflowDebian checks the orderings of the StackOverflow-
-// style reproduction (results/paper/stackoverflow-debian) that agree with
-// seed 003 Table 4: at the two smaller population epsilons, where the noise
-// matters, the multi-epoch MF, BandMF and ν-DP-FTRL beat DP-FedAvg in final
-// accuracy by more than 0.005 (run-to-run noise at ε = 16 is about that) and
-// in test loss; DP-FedAvg's accuracy grows with epsilon.
+// TestPaperStackOverflowDebian checks the StackOverflow-style reproduction
+// (results/paper/stackoverflow-debian: the pinned corpus, 3 seeds, the
+// server learning rate tuned per point on seed 1) against what its README
+// claims: at ε = 1 BandMF beats DP-FedAvg beyond the 95% intervals and the
+// tree beats it in the mean; at ε = 1 and 4 multi-epoch MF, BandMF and
+// ν-DP-FTRL beat DP-FedAvg in the mean; the best private model at ε = 16 and
+// the non-private model reach twice the majority baseline (always the most
+// frequent word, on the same test halves; mean over the seeds).
 func TestPaperStackOverflowDebian(t *testing.T) {
-	acc := paperSummary(t, "stackoverflow-debian", "aggregator")
-	loss := paperSummaryY(t, "stackoverflow-debian", "aggregator", "loss")
+	const name = "stackoverflow-debian"
+	pts, base := paperPoints(t, name, "name")
+	checkCredible(t, name, "name", base)
+	fedavg := pts["dpfedavg"]
+	if b := pts["bandmf"][1]; !(b.CILow > fedavg[1].CIHigh) {
+		t.Errorf("ε=1: BandMF %.4f [%.4f, %.4f] should beat DP-FedAvg %.4f [%.4f, %.4f] beyond the intervals",
+			b.Mean, b.CILow, b.CIHigh, fedavg[1].Mean, fedavg[1].CILow, fedavg[1].CIHigh)
+	}
+	if !(pts["tree"][1].Mean > fedavg[1].Mean) {
+		t.Errorf("ε=1: the tree %.4f should beat DP-FedAvg %.4f", pts["tree"][1].Mean, fedavg[1].Mean)
+	}
 	for _, e := range []float64{1, 4} {
 		for _, a := range []string{"optimal-mf", "bandmf", "nu-ftrl"} {
-			if !(acc[a][e] > acc["dpfedavg"][e]+0.005) {
-				t.Errorf("ε=%g: %s accuracy %.4f should beat DP-FedAvg %.4f by > 0.005", e, a, acc[a][e], acc["dpfedavg"][e])
-			}
-			if !(loss[a][e] < loss["dpfedavg"][e]) {
-				t.Errorf("ε=%g: %s test loss %.4f should be below DP-FedAvg's %.4f", e, a, loss[a][e], loss["dpfedavg"][e])
+			if !(pts[a][e].Mean > fedavg[e].Mean) {
+				t.Errorf("ε=%g: %s %.4f should beat DP-FedAvg %.4f", e, a, pts[a][e].Mean, fedavg[e].Mean)
 			}
 		}
 	}
-	if d := acc["dpfedavg"]; !(d[1] < d[4] && d[4] < d[16]) {
-		t.Errorf("DP-FedAvg accuracy should grow with ε: %v", d)
+	tab, err := results.ReadTable(filepath.Join(paperDir, name, "index.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySeed := map[string]float64{}
+	for i := range tab.Rows {
+		if m := tab.Get(i, "majority_accuracy"); m != "" {
+			bySeed[tab.Get(i, "seed")] = parse(m)
+		}
+	}
+	if len(bySeed) < 3 {
+		t.Fatalf("majority_accuracy recorded for %d seeds, want 3", len(bySeed))
+	}
+	majority := 0.0
+	for _, m := range bySeed {
+		majority += m / float64(len(bySeed))
+	}
+	best := 0.0
+	for _, a := range pts {
+		best = max(best, a[16].Mean)
+	}
+	if np := base["nonprivate"].Mean; !(best >= 2*majority && np >= 2*majority) {
+		t.Errorf("best private at ε=16 %.4f and non-private %.4f should reach twice the majority baseline %.4f", best, np, majority)
 	}
 }
