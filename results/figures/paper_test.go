@@ -73,8 +73,7 @@ func checkCredible(t *testing.T, name, by string, base map[string]Point, edgeOK 
 // grows, and at ε = 16 DP-FTRLM beats amplified DP-SGD.
 func TestPaperCentralizedMNIST(t *testing.T) {
 	pts, base := paperPoints(t, "centralized-mnist", "name")
-	// The non-private line chose the largest learning rate tried (README).
-	checkCredible(t, "centralized-mnist", "name", base, "nonprivate")
+	checkCredible(t, "centralized-mnist", "name", base)
 	amp, noamp, ftrl := pts["dpsgd-amp"], pts["dpsgd-noamp"], pts["dpftrlm"]
 	above := func(a, b Point) bool { return a.CILow > b.CIHigh }
 	for _, e := range []float64{1, 2, 4} {
