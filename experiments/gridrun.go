@@ -246,7 +246,11 @@ func WriteIndex(path string, g *Grid, out string) error {
 		}
 	}
 	rows := make([][]string, 0, len(g.Points))
-	choices := g.Choices(out)
+	sums := make([]*results.Summary, len(g.Points)) // each run folder read once
+	for i, p := range g.Points {
+		sums[i], _ = Finished(out, p)
+	}
+	choices := g.choices(func(p Point) (*results.Summary, bool) { return sums[p.Index], sums[p.Index] != nil })
 	for _, p := range g.Points {
 		c := p.Config
 		row := map[string]string{
@@ -254,7 +258,7 @@ func WriteIndex(path string, g *Grid, out string) error {
 			"seed": strconv.FormatUint(c.Seed, 10), "delta": fmtFloat(c.Privacy.Delta),
 		}
 		dir := filepath.Join(out, p.Dir())
-		if s, ok := Finished(out, p); ok {
+		if s := sums[p.Index]; s != nil {
 			row["status"] = s.Status
 			row["epsilon"] = "inf"
 			if s.Epsilon != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"dpfl/results"
 )
 
 // TuneConfig is a grid's optional tune: section, a two-stage protocol that
@@ -101,6 +103,11 @@ func (g *Grid) tuneRole(p Point) (group, setting string, tuning bool) {
 // chosen setting; a group some of whose tuning points (of any shard) have
 // not finished is absent.
 func (g *Grid) Choices(out string) map[string]string {
+	return g.choices(func(p Point) (*results.Summary, bool) { return Finished(out, p) })
+}
+
+// choices is Choices with the finished runs looked up by finished.
+func (g *Grid) choices(finished func(Point) (*results.Summary, bool)) map[string]string {
 	if g.Tune == nil {
 		return nil
 	}
@@ -115,7 +122,7 @@ func (g *Grid) Choices(out string) map[string]string {
 		if !tuning {
 			continue
 		}
-		s, ok := Finished(out, p)
+		s, ok := finished(p)
 		if !ok {
 			undecided[group] = true
 			continue

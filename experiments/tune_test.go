@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -139,11 +140,9 @@ tune: {keys: [server.lr], seeds: [1]}
 }
 
 func parseLR(hyper string) float64 {
-	switch strings.TrimPrefix(hyper, "server.lr=") {
-	case "0.001":
-		return 0.001
-	case "0.5":
-		return 0.5
+	v, err := strconv.ParseFloat(strings.TrimPrefix(hyper, "server.lr="), 64)
+	if err != nil {
+		return -1
 	}
-	return -1
+	return v
 }
