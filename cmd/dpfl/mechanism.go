@@ -23,7 +23,7 @@ const mechanismUsageHead = `Usage:
                  [-k K] [-b B] [-workload prefix|momentum|identity] [-momentum BETA]
                  [-lr-schedule constant|linear|cosine -warmup N -cooldown N -final-lr F]
                  [-workload-file FILE] [-gap G] [-reltol R] [-maxiter N] [-progress] [-cache DIR]
-                 [-max-memory GB] [-memory M1,M2,...] [-json]
+                 [-max-memory GB] [-memory M1,M2,...] [-restart-every R] [-json]
 
 Prints a mechanism's sensitivity, loss (sens^2 ||B||_F^2, sigma = 1), rmse (sqrt(loss/n)),
 worst per-round error (std of the noisiest round), noise cost per round in units of the
@@ -36,7 +36,8 @@ lower-triangular invertible A read from -workload-file (one row per line, entrie
 by spaces or commas, # comments; -n may be left out). Without -strategy, compares all mechanisms
 for the given n and participation, best first; with -memory, compares BLT (m buffers)
 against BandMF (m+1 bands) at equal noise memory (m vectors of the model's size kept
-between rounds) for each m. Mechanisms have the names a run's
+between rounds) for each m. -restart-every R restarts the tree mechanisms every R rounds (a
+run's aggregator.restart_every; restart: epoch is R = b). Mechanisms have the names a run's
 aggregator.kind takes (tree-online is kind tree with estimator online; multi-epoch is
 optimal-mf with multi_epoch: true); the -f variants, evaluated here only, drop the
 equal-column-norm constraint (BMF23 App. B): the diagonal of X is free with fixed sums over
@@ -111,6 +112,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 		cacheDir = fs.String("cache", defCache, "directory of the optimized-strategy cache (empty: no cache)")
 		asJSON   = fs.Bool("json", false, "print JSON (one object with -strategy, else an array best first)")
 		maxMem   = fs.Float64("max-memory", experiments.DefaultMemoryGB, "refuse strategies whose estimated memory is above `GB` (10^9 bytes)")
+		restart  = fs.Int("restart-every", 0, "restart the tree mechanisms (tree-vanilla, tree-online, tree-full) every `R` rounds, as a run's aggregator.restart_every (restart: epoch is R = b); default: one tree")
 	)
 	pos, code, ok := parseInterleaved(fs, args, mechanismUsage(), stderr)
 	if !ok {
@@ -191,6 +193,12 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 	if msg == "" {
 		msg = checkMechanismFlags(req.name, p, set, *name, *n, *nu, *nuBands, *bands, *buffers, *gap, *relTol, *maxIter)
 	}
+	if msg == "" && set["restart-every"] && (*restart < 1 || *restart > *n) {
+		msg = "-restart-every must be in [1, n]"
+	}
+	if msg == "" && set["restart-every"] && req.name.Strategy != "" && !strings.HasPrefix(req.name.Strategy, "tree") {
+		msg = fmt.Sprintf("-restart-every applies only to the tree mechanisms, not -strategy %s", *name)
+	}
 	if msg != "" {
 		return usageErr("%s", msg)
 	}
@@ -202,7 +210,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 			}
 		}
 	}
-	req.cfg = strategy.Config{Workload: w, Participation: p, Bands: *bands, Nu: *nu, NuBands: *nuBands, Buffers: *buffers, Gap: *gap, LBFGS: lbfgs, MemoryLimit: *maxMem * 1e9}
+	req.cfg = strategy.Config{Workload: w, Participation: p, Bands: *bands, Nu: *nu, NuBands: *nuBands, Buffers: *buffers, Gap: *gap, LBFGS: lbfgs, MemoryLimit: *maxMem * 1e9, RestartEvery: *restart}
 	if *cacheDir != "" {
 		req.cfg.Cache = &strategy.Cache{Dir: *cacheDir, Warn: func(err error) {
 			fmt.Fprintf(stderr, "dpfl mechanism: warning: %s\n", oneLine(err))

@@ -158,6 +158,9 @@ func TestMechanismUsage(t *testing.T) {
 		{"-n", "100000000", "-strategy", "tree"}, // idem
 		{"-n", "2000", "-max-memory", "0.05"},    // 3·8n² = 96 MB > 50 MB
 		{"-n", "8", "-max-memory", "0"},
+		{"-n", "8", "-restart-every", "0"},
+		{"-n", "8", "-restart-every", "9"},
+		{"-n", "8", "-strategy", "bandmf", "-bands", "2", "-restart-every", "4"},
 	} {
 		code, _, errs := runMechanism(t, args...)
 		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.HasPrefix(errs, "dpfl mechanism: ") {
@@ -182,6 +185,44 @@ func TestMechanismUsage(t *testing.T) {
 	code, out, errs := runMechanism(t, "-n", "8", "-strategy", "bandmf", "-bands", "2", "-cache", "/proc/dpfl-no-such-dir/x")
 	if code != 0 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.HasPrefix(errs, "dpfl mechanism: warning: strategy: cache:") || !strings.Contains(out, "sensitivity") {
 		t.Errorf("unwritable cache: exit %d, stdout %q, stderr %q; want 0, the strategy, and one warning line", code, out, errs)
+	}
+}
+
+// TestMechanismRestart: -restart-every R evaluates the trees restarted every
+// R rounds. Oracle (counting nodes): the vanilla tree over n = 64 rounds
+// restarted every 16 has sensitivity √5 (a round is in one complete node of
+// each of the 5 levels of its block's tree), and the prefix estimate of
+// round 16j+s sums the j earlier blocks' roots and popcount(s) nodes of its
+// own, so the loss is 5·Σ_j Σ_s (j + popcount(s)) = 5·(16·6 + 4·33) = 1140;
+// without restarts (the negative control) it is 7·Σ_{t≤64} popcount(t) =
+// 1351.
+func TestMechanismRestart(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		name string
+		sens float64
+		loss float64
+	}{
+		{[]string{"-restart-every", "16"}, "tree-restart", math.Sqrt(5), 1140},
+		{nil, "tree", math.Sqrt(7), 1351},
+	} {
+		args := append([]string{"-n", "64", "-strategy", "tree", "-json", "-cache", ""}, c.args...)
+		code, out, errs := runMechanism(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, errs)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%v: %v in %q", args, err, out)
+		}
+		if got["strategy"] != c.name || math.Abs(got["sensitivity"].(float64)-c.sens) > 1e-12 || math.Abs(got["loss"].(float64)-c.loss) > 1e-9 {
+			t.Errorf("%v: strategy %v, sensitivity %v, loss %v; want %s, %v, %v", args, got["strategy"], got["sensitivity"], got["loss"], c.name, c.sens, c.loss)
+		}
+	}
+	// In a comparison, every tree row is restarted; the others are not.
+	code, out, errs := runMechanism(t, "-n", "64", "-participation", "kb", "-k", "4", "-b", "16", "-restart-every", "16", "-cache", "")
+	if code != 0 || !strings.Contains(out, "tree-online-restart") || !strings.Contains(out, "tree-full-restart") || strings.Contains(out, "bandmf-restart") {
+		t.Errorf("comparison with -restart-every: exit %d, stderr %q, stdout %s", code, errs, out)
 	}
 }
 
