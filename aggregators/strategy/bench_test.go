@@ -114,34 +114,45 @@ func BenchmarkOptimalPrefixLarge(b *testing.B) {
 	}
 }
 
-// BenchmarkBandMFEval: one loss-and-gradient evaluation of BandMF at the
-// seed 003 size (n = 2052, 342 bands) at the start point, one row at a
-// time ("plain") and four rows at a time with the AVX2 kernels ("rows4",
-// the default where AVX2 exists; bit-identical).
+// BenchmarkBandMFEval: one loss-and-gradient evaluation of BandMF for
+// prefix sums at the start point, by the row solves one row at a time
+// ("plain"), four rows at a time with the AVX2 kernels ("rows4", the
+// default below selMinN where AVX2 exists; bit-identical) and through the
+// selected inverse ("selinv", the default from selMinN): the seed 003 sizes
+// (n = 2052, 342 and 128 bands) and a production horizon (n = 8192, 64
+// bands; plain skipped there).
 func BenchmarkBandMFEval(b *testing.B) {
-	p := newBandProblem(Prefix(2052), 342, func(i, j int) bool { return true })
-	xs := make([]float64, p.n*p.bw)
-	p.xFromParams(xs, p.start(nil))
-	f, ok := reverseCholesky(xs, p.n, p.bw)
-	if !ok {
-		b.Fatal("start not positive definite")
-	}
-	g := make([]float64, p.n*p.bw)
-	for _, plain := range []bool{true, false} {
-		name := "rows4"
-		if plain {
-			name = "plain"
+	for _, c := range []struct{ n, bw int }{{2052, 342}, {2052, 128}, {8192, 64}} {
+		p := newBandProblem(Prefix(c.n), c.bw, func(i, j int) bool { return true })
+		xs := make([]float64, p.n*p.bw)
+		p.xFromParams(xs, p.start(nil))
+		f, ok := reverseCholesky(xs, p.n, p.bw)
+		if !ok {
+			b.Fatal("start not positive definite")
 		}
-		b.Run(name, func(b *testing.B) {
-			if !plain && !useAVX2 {
-				b.Skip("no AVX2")
-			}
-			p.plain = plain
-			for i := 0; i < b.N; i++ {
-				clear(g)
-				p.lossGrad(f, g)
-			}
-		})
+		g := make([]float64, p.n*p.bw)
+		for _, name := range []string{"plain", "rows4", "selinv"} {
+			b.Run(fmt.Sprintf("n=%d/bands=%d/%s", c.n, c.bw, name), func(b *testing.B) {
+				switch {
+				case name == "rows4" && !useAVX2:
+					b.Skip("no AVX2")
+				case name == "plain" && c.n > 2052:
+					b.Skip("plain at n = 8192 takes minutes")
+				}
+				if name == "selinv" {
+					e := newSelEval(p.w, p.bw)
+					for i := 0; i < b.N; i++ {
+						e.eval(xs, g)
+					}
+					return
+				}
+				p.plain = name == "plain"
+				for i := 0; i < b.N; i++ {
+					clear(g)
+					p.lossGrad(f, g)
+				}
+			})
+		}
 	}
 }
 

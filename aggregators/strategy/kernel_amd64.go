@@ -18,3 +18,13 @@ func dot4AVX2(c, x0, x1, x2, x3 []float64) (s0, s1, s2, s3 float64)
 //
 //go:noescape
 func axpy4AVX2(dst, a, x0, x1, x2, x3 []float64)
+
+// selFwdAVX2 is selFwdGo in AVX2 (kernel_amd64.s), bit for bit.
+//
+//go:noescape
+func selFwdAVX2(row, w, y []float64, wa float64) float64
+
+// selRevAVX2 is selRevGo in AVX2 (kernel_amd64.s), bit for bit.
+//
+//go:noescape
+func selRevAVX2(row, srow, w, yb, wb []float64, wa, yba float64) float64

@@ -139,3 +139,127 @@ loop4:
 done4:
 	VZEROUPPER
 	RET
+
+// func selFwdAVX2(row, w, y []float64, wa float64) float64
+//
+// Returns Σ_b row[b]·w[b] and sets y[b] += wa·row[b] for b < len(row)
+// (w and y at least as long). The sum is taken as selFwdGo takes it: lane l
+// of the accumulator sums the products b ≡ l (mod 4) of the full blocks of
+// four, the leftover products go into lane 0 one by one, and the result is
+// (l1 + l3) + (l0 + l2); every product and sum is rounded separately.
+TEXT ·selFwdAVX2(SB), NOSPLIT, $0-88
+	MOVQ row_base+0(FP), SI
+	MOVQ row_len+8(FP), CX
+	MOVQ w_base+24(FP), R8
+	MOVQ y_base+48(FP), R9
+	VBROADCASTSD wa+72(FP), Y15
+	VXORPD Y0, Y0, Y0
+	MOVQ CX, DX
+	ANDQ $-4, DX
+	XORQ AX, AX
+	CMPQ DX, $0
+	JE   ftail
+
+floop:
+	VMOVUPD (SI)(AX*8), Y4
+	VMULPD  (R8)(AX*8), Y4, Y5
+	VADDPD  Y5, Y0, Y0
+	VMULPD  Y15, Y4, Y6
+	VADDPD  (R9)(AX*8), Y6, Y6
+	VMOVUPD Y6, (R9)(AX*8)
+	ADDQ    $4, AX
+	CMPQ    AX, DX
+	JLT     floop
+
+ftail:
+	VEXTRACTF128 $1, Y0, X8
+	CMPQ AX, CX
+	JGE  fend
+
+ftailloop:
+	VMOVSD (SI)(AX*8), X4
+	VMULSD (R8)(AX*8), X4, X5
+	VADDSD X5, X0, X0
+	VMULSD X15, X4, X6
+	VADDSD (R9)(AX*8), X6, X6
+	VMOVSD X6, (R9)(AX*8)
+	INCQ   AX
+	CMPQ   AX, CX
+	JLT    ftailloop
+
+fend:
+	VADDPD    X8, X0, X0
+	VUNPCKHPD X0, X0, X4
+	VADDSD    X0, X4, X4
+	VMOVSD    X4, ret+80(FP)
+	VZEROUPPER
+	RET
+
+// func selRevAVX2(row, srow, w, yb, wb []float64, wa, yba float64) float64
+//
+// The adjoint of selFwdAVX2's row: returns Σ_b row[b]·yb[b] (summed as
+// selFwdAVX2 sums), sets wb[b] += yba·row[b] and
+// srow[b] += yba·w[b] + wa·yb[b] for b < len(row); every product and sum
+// rounded separately, in that order.
+TEXT ·selRevAVX2(SB), NOSPLIT, $0-144
+	MOVQ row_base+0(FP), SI
+	MOVQ row_len+8(FP), CX
+	MOVQ srow_base+24(FP), DI
+	MOVQ w_base+48(FP), R8
+	MOVQ yb_base+72(FP), R9
+	MOVQ wb_base+96(FP), R10
+	VBROADCASTSD wa+120(FP), Y14
+	VBROADCASTSD yba+128(FP), Y15
+	VXORPD Y0, Y0, Y0
+	MOVQ CX, DX
+	ANDQ $-4, DX
+	XORQ AX, AX
+	CMPQ DX, $0
+	JE   rtail
+
+rloop:
+	VMOVUPD (SI)(AX*8), Y4
+	VMOVUPD (R9)(AX*8), Y5
+	VMULPD  Y5, Y4, Y6
+	VADDPD  Y6, Y0, Y0
+	VMULPD  Y15, Y4, Y7
+	VADDPD  (R10)(AX*8), Y7, Y7
+	VMOVUPD Y7, (R10)(AX*8)
+	VMULPD  (R8)(AX*8), Y15, Y9
+	VMULPD  Y14, Y5, Y10
+	VADDPD  Y10, Y9, Y9
+	VADDPD  (DI)(AX*8), Y9, Y9
+	VMOVUPD Y9, (DI)(AX*8)
+	ADDQ    $4, AX
+	CMPQ    AX, DX
+	JLT     rloop
+
+rtail:
+	VEXTRACTF128 $1, Y0, X8
+	CMPQ AX, CX
+	JGE  rend
+
+rtailloop:
+	VMOVSD (SI)(AX*8), X4
+	VMOVSD (R9)(AX*8), X5
+	VMULSD X5, X4, X6
+	VADDSD X6, X0, X0
+	VMULSD X15, X4, X7
+	VADDSD (R10)(AX*8), X7, X7
+	VMOVSD X7, (R10)(AX*8)
+	VMULSD (R8)(AX*8), X15, X9
+	VMULSD X14, X5, X10
+	VADDSD X10, X9, X9
+	VADDSD (DI)(AX*8), X9, X9
+	VMOVSD X9, (DI)(AX*8)
+	INCQ   AX
+	CMPQ   AX, CX
+	JLT    rtailloop
+
+rend:
+	VADDPD    X8, X0, X0
+	VUNPCKHPD X0, X0, X4
+	VADDSD    X0, X4, X4
+	VMOVSD    X4, ret+136(FP)
+	VZEROUPPER
+	RET

@@ -92,12 +92,22 @@ func minimizeLBFGS(ctx context.Context, fg func(x, g []float64) float64, x0 []fl
 		step := 1.0
 		var fn float64
 		ok := false
+		// The first trial is evaluated with its gradient (it is usually
+		// accepted); the backtracking trials without, and the accepted one
+		// then again with it. fg's value does not depend on whether the
+		// gradient is asked for, so the iterates are those of evaluating
+		// every trial without it.
+		haveGrad := false
 		for ls := 0; ls < 60; ls++ {
 			floats.AddScaledTo(xn, x, step, d)
-			fn = fg(xn, nil)
+			if ls == 0 {
+				fn = fg(xn, gn)
+			} else {
+				fn = fg(xn, nil)
+			}
 			res.evals++
 			if fn <= f+1e-4*step*slope {
-				ok = true
+				ok, haveGrad = true, ls == 0
 				break
 			}
 			step *= 0.5
@@ -108,8 +118,10 @@ func minimizeLBFGS(ctx context.Context, fg func(x, g []float64) float64, x0 []fl
 			res.message = "line search stalled at rounding level"
 			break
 		}
-		fg(xn, gn)
-		res.evals++
+		if !haveGrad {
+			fg(xn, gn)
+			res.evals++
+		}
 		// Update the history.
 		var sk, yk []float64
 		if len(s) == store {
