@@ -38,7 +38,7 @@ func table2(t *testing.T, n, k, b, bands int) (tree, sgd, band [2]Metrics) {
 // the absolute values of NUMBERS.md §B.3.
 func TestSeed003Table2(t *testing.T) {
 	if os.Getenv("DPFL_LONG") != "1" {
-		t.Skip("seed 003 Table 2 at n = 2052 optimizes BandMF with 342 bands (5-11 min); set DPFL_LONG=1 to run it, with -timeout 30m")
+		t.Skip("seed 003 Table 2 at n = 2052 optimizes BandMF with 342 bands (about 2 min); set DPFL_LONG=1 to run it, with -timeout 30m")
 	}
 	tree, sgd, band := table2(t, 2052, 6, 342, 342)
 	// Absolute RMSE under (6,342), 4 decimals (NUMBERS.md §B.3/§D.3).
@@ -91,7 +91,7 @@ func TestSeed003Table2(t *testing.T) {
 // this test take minutes instead of about an hour.
 func TestSeed003Table2AllRows(t *testing.T) {
 	if os.Getenv("DPFL_LONG") != "1" {
-		t.Skip("seed 003 Table 2 with every row at n = 2052 optimizes BandMF (128 and 342 bands, F and T) and the multi-epoch MF (F and T, 2.1 million variables, dense): about 1-2 h on the 2-core machine with -tags lapack, many hours in pure Go; set DPFL_LONG=1 to run it, with -timeout 4h, and DPFL_CACHE=<dir> to reuse the strategies of experiments/paper/mechanisms.sh")
+		t.Skip("seed 003 Table 2 with every row at n = 2052 optimizes BandMF (128 and 342 bands, F and T) and the multi-epoch MF (F and T, 2.1 million variables, dense): about 10 min on the 2-core machine with -tags lapack (measured 2026-11-24), far longer in pure Go; set DPFL_LONG=1 to run it, with -timeout 4h, and DPFL_CACHE=<dir> to reuse the strategies of experiments/paper/mechanisms.sh")
 	}
 	n, k, b := 2052, 6, 342
 	w := Prefix(n)

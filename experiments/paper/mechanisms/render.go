@@ -472,7 +472,7 @@ Files: ` + "`table2.{md,csv,json}`" + ` (seed 003 Table 2), ` + "`seed000.{md,js
 			total += times[k]
 		}
 	}
-	fmt.Fprintf(&b, "Wall time of the regeneration that produced `raw/` on the 2-core project machine, summed over\nits calls (the script was interrupted and resumed, keeping finished calls and their first-run\ntimes; a training grid and benchmarks shared the cores): **%.0f s** (%.1f min)", total, total/60)
+	fmt.Fprintf(&b, "Wall time of the regeneration that produced `raw/` on the 2-core project machine, summed over\nits calls (the script resumes, keeping finished calls and their first-run times: the calls that\noptimize BandMF and the multi-epoch MF were rerun on an otherwise idle machine after the BandMF\nevaluator changed (issue 18); the others are from an earlier run while a training grid shared the\ncores): **%.0f s** (%.1f min)", total, total/60)
 	if partial {
 		b.WriteString(" so far (the run had not finished when these files were rendered: rows marked \"not computed\")")
 	}
