@@ -1,10 +1,6 @@
 package strategy
 
-import (
-	"math"
-
-	"gonum.org/v1/gonum/blas/blas64"
-)
+import "math"
 
 // selEval evaluates the BandMF objective through the banded matrix
 // K = Rᵀ X R, R = A⁻¹, for prefix sums with a learning-rate schedule,
@@ -310,8 +306,18 @@ func selRevGo(row, srow, w, yb, wb []float64, wa, yba float64) float64 {
 }
 
 // selAxpy adds a·x to y (len(x) = len(y)), each product and sum rounded
-// separately: gonum's Daxpy, whose amd64 kernel and Go loop give the same
-// bits (no reduction).
+// separately: selAxpyGo or its AVX2 form.
 func selAxpy(a float64, x, y []float64) {
-	blas64.Implementation().Daxpy(len(x), a, x, 1, y, 1)
+	if useAVX2 {
+		selAxpyAVX2(a, x, y[:len(x)])
+		return
+	}
+	selAxpyGo(a, x, y)
+}
+
+func selAxpyGo(a float64, x, y []float64) {
+	y = y[:len(x)]
+	for b, v := range x {
+		y[b] += float64(a * v)
+	}
 }

@@ -101,7 +101,14 @@ func TestSelKernelsBitIdentical(t *testing.T) {
 		if a, b := selRevAVX2(row, srow, w, yb, wb, wa, yba), selRevGo(row, srow2, w, yb, wb2, wa, yba); !sameBits(a, b) {
 			t.Fatalf("n=%d: reverse sum %v, Go %v", n, a, b)
 		}
+		ax, ax2 := vec(n), []float64(nil)
+		ax2 = append(ax2, ax...)
+		selAxpyAVX2(wa, row, ax)
+		selAxpyGo(wa, row, ax2)
 		for i := 0; i < n; i++ {
+			if !sameBits(ax[i], ax2[i]) {
+				t.Fatalf("n=%d, entry %d: axpy %v, Go %v", n, i, ax[i], ax2[i])
+			}
 			if !sameBits(y[i], y2[i]) || !sameBits(srow[i], srow2[i]) || !sameBits(wb[i], wb2[i]) {
 				t.Fatalf("n=%d, entry %d: y %v/%v srow %v/%v wb %v/%v", n, i, y[i], y2[i], srow[i], srow2[i], wb[i], wb2[i])
 			}

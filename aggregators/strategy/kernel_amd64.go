@@ -28,3 +28,8 @@ func selFwdAVX2(row, w, y []float64, wa float64) float64
 //
 //go:noescape
 func selRevAVX2(row, srow, w, yb, wb []float64, wa, yba float64) float64
+
+// selAxpyAVX2 is selAxpyGo in AVX2 (kernel_amd64.s), bit for bit.
+//
+//go:noescape
+func selAxpyAVX2(a float64, x, y []float64)

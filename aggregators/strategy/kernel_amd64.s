@@ -263,3 +263,45 @@ rend:
 	VMOVSD    X4, ret+136(FP)
 	VZEROUPPER
 	RET
+
+// func selAxpyAVX2(a float64, x, y []float64)
+//
+// y[b] += a·x[b] for b < len(x), each product and sum rounded separately
+// (selAxpyGo's bits).
+TEXT ·selAxpyAVX2(SB), NOSPLIT, $0-56
+	VBROADCASTSD a+0(FP), Y15
+	MOVQ x_base+8(FP), SI
+	MOVQ x_len+16(FP), CX
+	MOVQ y_base+32(FP), R9
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	XORQ AX, AX
+	CMPQ DX, $0
+	JE   xtail
+
+xloop:
+	VMULPD  (SI)(AX*8), Y15, Y4
+	VMULPD  32(SI)(AX*8), Y15, Y5
+	VADDPD  (R9)(AX*8), Y4, Y4
+	VADDPD  32(R9)(AX*8), Y5, Y5
+	VMOVUPD Y4, (R9)(AX*8)
+	VMOVUPD Y5, 32(R9)(AX*8)
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JLT     xloop
+
+xtail:
+	CMPQ AX, CX
+	JGE  xend
+
+xtailloop:
+	VMULSD (SI)(AX*8), X15, X4
+	VADDSD (R9)(AX*8), X4, X4
+	VMOVSD X4, (R9)(AX*8)
+	INCQ   AX
+	CMPQ   AX, CX
+	JLT    xtailloop
+
+xend:
+	VZEROUPPER
+	RET

@@ -19,3 +19,7 @@ func selFwdAVX2(row, w, y []float64, wa float64) float64 {
 func selRevAVX2(row, srow, w, yb, wb []float64, wa, yba float64) float64 {
 	panic("strategy: selRevAVX2 without amd64 assembly")
 }
+
+func selAxpyAVX2(a float64, x, y []float64) {
+	panic("strategy: selAxpyAVX2 without amd64 assembly")
+}
