@@ -75,17 +75,19 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 						d = -d
 					}
 					if d < bw {
-						u += xs[max(a, b)*bw+d] * r[b*qq+q-(b-j)]
+						u += float64(xs[max(a, b)*bw+d] * r[b*qq+q-(b-j)])
 					}
 				}
-				v += ra * u
+				v += float64(ra * u)
 			}
 			k[bi+j] = v
 		}
 	}
 	// Cholesky K = L Lᵀ, right-looking: column j of L from the current
 	// trailing matrix, then the rank-one update of the next m rows (the
-	// window), split over two parts of its rows.
+	// window). Products are converted to float64 before they are added
+	// (here and below), so that no compiler fuses them into FMAs: the
+	// bits do not depend on GOAMD64 or the architecture.
 	copy(l, k)
 	w, y := e.w, e.y
 	for j := 0; j < n; j++ {
@@ -120,7 +122,7 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 		for a := 0; a < cnt; a++ {
 			v := -y[a] / ljj
 			s[e.base(j+1+a)+j] = v
-			p += w[a] * v
+			p += float64(w[a] * v)
 		}
 		sjj := (1/ljj - p) / ljj
 		s[e.base(j)+j] = sjj
@@ -147,13 +149,13 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 		sbar := sb[bj+j]
 		p, q2 := 0.0, 0.0
 		for a := 0; a < cnt; a++ {
-			p += w[a] * y[a]
+			p += float64(w[a] * y[a])
 		}
 		lbar := sbar * (-2/(ljj*ljj*ljj) + p/(ljj*ljj))
 		for a := 0; a < cnt; a++ {
 			wb[a] = -sbar * y[a] / ljj
-			sa := sb[e.base(j+1+a)+j] - sbar*w[a]/ljj // adjoint of S_{j+1+a, j}
-			q2 += sa * y[a]
+			sa := sb[e.base(j+1+a)+j] - float64(sbar*w[a])/ljj // adjoint of S_{j+1+a, j}
+			q2 += float64(sa * y[a])
 			yb[a] = -sa / ljj // adjoint of (W w)_a
 		}
 		lbar -= q2 / ljj
@@ -164,8 +166,8 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 			bi := e.base(i)
 			row := s[bi+j+1 : bi+i]
 			srow := sb[bi+j+1 : bi+i]
-			wb[a] += selRevRow(row, srow, w[:a], yb[:a], wb[:a], w[a], yb[a]) + s[bi+i]*yb[a]
-			sb[bi+i] += yb[a] * w[a]
+			wb[a] += selRevRow(row, srow, w[:a], yb[:a], wb[:a], w[a], yb[a]) + float64(s[bi+i]*yb[a])
+			sb[bi+i] += float64(yb[a] * w[a])
 		}
 		for a := 0; a < cnt; a++ {
 			lb[e.base(j+1+a)+j] += wb[a]
@@ -188,7 +190,7 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 		for a := 0; a < cnt; a++ {
 			i := j + 1 + a
 			bi := e.base(i)
-			y[a] += selFwdRow(kb[bi+j+1:bi+i], w[:a], y[:a], w[a]) + 2*kb[bi+i]*w[a]
+			y[a] += selFwdRow(kb[bi+j+1:bi+i], w[:a], y[:a], w[a]) + float64(2*kb[bi+i]*w[a])
 		}
 		lbar := lb[bj+j]
 		for a := 0; a < cnt; a++ {
@@ -219,9 +221,9 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 					if i != j {
 						h /= 2
 					}
-					u += h * r[b*qq+q-(b-j)]
+					u += float64(h * r[b*qq+q-(b-j)])
 				}
-				v += ra * u
+				v += float64(ra * u)
 			}
 			gb[a*bw+bw-1-d] = v
 		}
@@ -240,7 +242,7 @@ func (e *selEval) window(j, cnt int, w, y []float64) {
 	for a := 0; a < cnt; a++ {
 		i := j + 1 + a
 		bi := e.base(i)
-		y[a] += selFwdRow(s[bi+j+1:bi+i], w[:a], y[:a], w[a]) + s[bi+i]*w[a]
+		y[a] += selFwdRow(s[bi+j+1:bi+i], w[:a], y[:a], w[a]) + float64(s[bi+i]*w[a])
 	}
 }
 
