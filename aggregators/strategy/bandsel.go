@@ -117,7 +117,7 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 	for j := n - 1; j >= 0; j-- {
 		cnt := min(n-1, j+m) - j
 		ljj := l[e.base(j)+j]
-		e.window(j, cnt, w, y)
+		e.window(s, 1, j, cnt, w, y)
 		p := 0.0
 		for a := 0; a < cnt; a++ {
 			v := -y[a] / ljj
@@ -183,15 +183,7 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 		bj := e.base(j)
 		ljj := l[bj+j]
 		cnt := min(n-1, j+m) - j
-		for a := 0; a < cnt; a++ {
-			w[a] = l[e.base(j+1+a)+j]
-		}
-		clear(y[:cnt])
-		for a := 0; a < cnt; a++ {
-			i := j + 1 + a
-			bi := e.base(i)
-			y[a] += selFwdRow(kb[bi+j+1:bi+i], w[:a], y[:a], w[a]) + float64(2*kb[bi+i]*w[a])
-		}
+		e.window(kb, 2, j, cnt, w, y)
 		lbar := lb[bj+j]
 		for a := 0; a < cnt; a++ {
 			i := e.base(j+1+a) + j
@@ -231,10 +223,12 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 	return loss
 }
 
-// window sets y = W w for the window W = S_{j+1…j+cnt, j+1…j+cnt} (symmetric,
-// stored lower by rows) and w = L_{j+1…j+cnt, j}.
-func (e *selEval) window(j, cnt int, w, y []float64) {
-	s, l := e.s, e.l
+// window sets w = L_{j+1…j+cnt, j} and y = W w for the symmetric window
+// W = V_{j+1…j+cnt, j+1…j+cnt} of v (stored lower by rows) with its
+// diagonal multiplied by d: the selected inverse (v = S, d = 1) and the
+// reverse Cholesky update (v = K̄, d = 2).
+func (e *selEval) window(v []float64, d float64, j, cnt int, w, y []float64) {
+	l := e.l
 	for a := 0; a < cnt; a++ {
 		w[a] = l[e.base(j+1+a)+j]
 	}
@@ -242,7 +236,7 @@ func (e *selEval) window(j, cnt int, w, y []float64) {
 	for a := 0; a < cnt; a++ {
 		i := j + 1 + a
 		bi := e.base(i)
-		y[a] += selFwdRow(s[bi+j+1:bi+i], w[:a], y[:a], w[a]) + float64(s[bi+i]*w[a])
+		y[a] += selFwdRow(v[bi+j+1:bi+i], w[:a], y[:a], w[a]) + float64(d*v[bi+i]*w[a])
 	}
 }
 
