@@ -88,10 +88,16 @@ func BandMFUnequal(ctx context.Context, w *Workload, bands, b int, opts LBFGSOpt
 // if set (Cache.MultiEpoch passes BandMF with b bands, a feasible point),
 // else the BandMF start with min(b,n) bands. The loss and gradient are
 // evaluated densely (Cholesky, inverse, one Gram product: about 2n³
-// multiply-adds, DenseBackend).
+// multiply-adds, DenseBackend). When useMEDual holds (n ≥ 1024, prefix sums
+// with or without a schedule, ⌈n/b⌉ ≤ 32) it is solved through its
+// Lagrange dual instead (medual.go; opts.Start and opts.RelTol unused),
+// which is certified to a relative gap near 1e-10 in seconds at n = 2052.
 func MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Factorization, error) {
 	if b < 1 {
 		panic("strategy: b < 1")
+	}
+	if useMEDual(w, b) {
+		return multiEpochDual(ctx, w, b, false, opts)
 	}
 	p := newMultiEpochProblem(w, b)
 	return p.named("multi-epoch", ctx, opts)
@@ -101,10 +107,13 @@ func MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Fa
 // (the "Multi-epoch MF, F" row of BMF23 Table 2): the diagonal is free subject
 // to Σ_{j≡i (mod b)} X_jj = ⌈n/b⌉ for every residue i, as in BandMFUnequal;
 // the pattern blocks of X stay diagonal, so the (k,b) sensitivity is exactly
-// sqrt(⌈n/b⌉) for k ≥ ⌈n/b⌉.
+// sqrt(⌈n/b⌉) for k ≥ ⌈n/b⌉. It goes through the dual when MultiEpoch does.
 func MultiEpochUnequal(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Factorization, error) {
 	if b < 1 {
 		panic("strategy: b < 1")
+	}
+	if useMEDual(w, b) {
+		return multiEpochDual(ctx, w, b, true, opts)
 	}
 	p := newMultiEpochProblem(w, b)
 	p.unequal(b)

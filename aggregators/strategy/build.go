@@ -255,8 +255,9 @@ type Comparison struct {
 }
 
 // CompareMultiEpochMaxN is the largest n for which Compare optimizes the
-// multi-epoch MF (dense L-BFGS, O(n³) per evaluation); above it Compare
-// skips it with a note (Build still computes it on request).
+// multi-epoch MF by dense L-BFGS (O(n³) per evaluation); above it Compare
+// skips it with a note (Build still computes it on request), unless it goes
+// through the dual (useMEDual: seconds at n = 2052).
 const CompareMultiEpochMaxN = 512
 
 // Compare builds and evaluates every strategy in Names for cfg and returns
@@ -270,7 +271,7 @@ func Compare(ctx context.Context, cfg Config, progress func(name string)) []Comp
 		}
 		var s Strategy
 		var err error
-		if (name == "multi-epoch" || name == "multi-epoch-f") && cfg.Workload.N() > CompareMultiEpochMaxN {
+		if (name == "multi-epoch" || name == "multi-epoch-f") && cfg.Workload.N() > CompareMultiEpochMaxN && !useMEDual(cfg.Workload, cfg.Participation.B) {
 			err = fmt.Errorf("strategy: %s skipped in the comparison for n > %d (dense optimization; ask for it with -strategy %s)", name, CompareMultiEpochMaxN, name)
 		} else {
 			s, err = Build(ctx, name, cfg)

@@ -219,8 +219,15 @@ func (c *Cache) BandMFUnequal(ctx context.Context, w *Workload, bands, b int, op
 // point that is typically within a few percent of the optimum (BMF23
 // Table 2), so that far fewer iterations are needed than from the default
 // start.
+//
+// Through the dual (useMEDual) there is no start and the key says
+// method=dual.
 func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
+	if useMEDual(w, b) {
+		key := fmt.Sprintf("v%d|multi-epoch|%s|b=%d|maxiter=%d|method=dual", cacheFormat, w.Key(), b, opts.MaxIter)
+		return c.get(key, func() (*Factorization, error) { return MultiEpoch(ctx, w, b, opts) })
+	}
 	key := fmt.Sprintf("v%d|multi-epoch|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf%s", cacheFormat, w.Key(), b, opts.MaxIter, opts.RelTol, opts.Store, evalTag(w))
 	f, err := c.get(key, func() (*Factorization, error) {
 		s, err := c.BandMF(ctx, w, min(b, w.N()), opts)
@@ -238,8 +245,13 @@ func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOp
 
 // MultiEpochUnequal is MultiEpochUnequal through the cache, warm-started from
 // BandMFUnequal with min(b,n) bands (through the cache, same L-BFGS options).
+// Through the dual, as MultiEpoch.
 func (c *Cache) MultiEpochUnequal(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
+	if useMEDual(w, b) {
+		key := fmt.Sprintf("v%d|multi-epoch-f|%s|b=%d|maxiter=%d|method=dual", cacheFormat, w.Key(), b, opts.MaxIter)
+		return c.get(key, func() (*Factorization, error) { return MultiEpochUnequal(ctx, w, b, opts) })
+	}
 	key := fmt.Sprintf("v%d|multi-epoch-f|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf-f%s", cacheFormat, w.Key(), b, opts.MaxIter, opts.RelTol, opts.Store, evalTag(w))
 	f, err := c.get(key, func() (*Factorization, error) {
 		s, err := c.BandMFUnequal(ctx, w, min(b, w.N()), b, opts)
