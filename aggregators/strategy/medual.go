@@ -293,10 +293,10 @@ func selInv(z, l []float64, n, bw int) {
 
 // quad is the quadrature K^{-½} ≈ Σ_j c_j (K + s_j I)⁻¹ + c₀ K⁻¹ + c_∞ I.
 type quad struct {
-	s, c       []float64
-	c0, cinf   float64
-	relErr     float64 // max |r(λ)√λ − 1| on [lo, hi], sampled
-	lo, hi     float64
+	s, c        []float64
+	c0, cinf    float64
+	relErr      float64 // max |r(λ)√λ − 1| on [lo, hi], sampled
+	lo, hi      float64
 	h, uLo, uHi float64
 }
 
@@ -470,9 +470,9 @@ func (d *meDual) eval(st *meState, tol float64) (*meEval, error) {
 
 // MEDualOptions controls the dual iteration (tests and benchmarks).
 type meDualOptions struct {
-	maxIter int
-	resTol  float64 // stop when max |P(X̂) − I| (and, unequal, the class spread of Λ_jj) is below
-	quadTol float64
+	maxIter  int
+	resTol   float64 // stop when max |P(X̂) − I| (and, unequal, the class spread of Λ_jj) is below
+	quadTol  float64
 	progress func(iter int, res, bound float64)
 }
 
