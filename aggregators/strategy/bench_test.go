@@ -181,3 +181,75 @@ func BenchmarkBandMF342(b *testing.B) {
 		b.Logf("%s; X sha256 %x", f.Status().Message, h.Sum(nil))
 	}
 }
+
+// BenchmarkMultiEpoch2052: the seed 003 Table 2 multi-epoch MF (n = 2052,
+// (6,342), equal and unequal column norms) through the dual, certificate
+// included, with the SHA-256 of X's bits in the log.
+func BenchmarkMultiEpoch2052(b *testing.B) {
+	longOnly(b, "multi-epoch MF n=2052")
+	w := Prefix(2052)
+	for _, unequal := range []bool{false, true} {
+		name := map[bool]string{false: "T", true: "F"}[unequal]
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				var f *Factorization
+				var err error
+				if unequal {
+					f, err = MultiEpochUnequal(context.Background(), w, 342, LBFGSOptions{RelTol: 1e-6, MaxIter: 1000})
+				} else {
+					f, err = MultiEpoch(context.Background(), w, 342, LBFGSOptions{RelTol: 1e-6, MaxIter: 1000})
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(f.Status().Iterations), "iters")
+				h := sha256.New()
+				x := f.Gram()
+				for r := 0; r < x.SymmetricDim(); r++ {
+					for c := 0; c <= r; c++ {
+						binary.Write(h, binary.LittleEndian, math.Float64bits(x.At(r, c)))
+					}
+				}
+				b.Logf("%s; X sha256 %x", f.Status().Message, h.Sum(nil))
+			}
+		})
+	}
+}
+
+// BenchmarkMultiEpochDualVsLBFGS: side by side at n = 1026, (6,171), equal
+// column norms: the dual against the dense L-BFGS it replaces (started, as
+// Cache.MultiEpoch started it, from BandMF with 171 bands, whose time is
+// included), L-BFGS options of the Table 2 script.
+func BenchmarkMultiEpochDualVsLBFGS(b *testing.B) {
+	longOnly(b, "multi-epoch MF n=1026 by L-BFGS")
+	w := Prefix(1026)
+	opts := LBFGSOptions{RelTol: 1e-6, MaxIter: 1000}
+	report := func(b *testing.B, f *Factorization) {
+		b.ReportMetric(float64(f.Status().Iterations), "iters")
+		b.Logf("%s", f.Status().Message)
+	}
+	b.Run("dual", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			f, err := multiEpochDual(context.Background(), w, 171, false, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			report(b, f)
+		}
+	})
+	b.Run("lbfgs", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			s, err := BandMF(context.Background(), w, 171, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			o := opts
+			o.Start = s.Gram()
+			f, err := newMultiEpochProblem(w, 171).named("multi-epoch", context.Background(), o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			report(b, f)
+		}
+	})
+}
