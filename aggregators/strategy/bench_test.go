@@ -171,15 +171,20 @@ func BenchmarkBandMF342(b *testing.B) {
 		}
 		b.ReportMetric(float64(f.Status().Iterations), "iters")
 		b.ReportMetric(float64(f.Status().Evals), "evals")
-		h := sha256.New()
-		x := f.Gram()
-		for r := 0; r < x.SymmetricDim(); r++ {
-			for c := 0; c <= r; c++ {
-				binary.Write(h, binary.LittleEndian, math.Float64bits(x.At(r, c)))
-			}
-		}
-		b.Logf("%s; X sha256 %x", f.Status().Message, h.Sum(nil))
+		b.Logf("%s; X sha256 %x", f.Status().Message, gramHash(f))
 	}
+}
+
+// gramHash is the SHA-256 of the bits of X's lower triangle, row by row.
+func gramHash(f *Factorization) []byte {
+	h := sha256.New()
+	x := f.Gram()
+	for r := 0; r < x.SymmetricDim(); r++ {
+		for c := 0; c <= r; c++ {
+			binary.Write(h, binary.LittleEndian, math.Float64bits(x.At(r, c)))
+		}
+	}
+	return h.Sum(nil)
 }
 
 // BenchmarkMultiEpoch2052: the seed 003 Table 2 multi-epoch MF (n = 2052,
@@ -203,14 +208,7 @@ func BenchmarkMultiEpoch2052(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.ReportMetric(float64(f.Status().Iterations), "iters")
-				h := sha256.New()
-				x := f.Gram()
-				for r := 0; r < x.SymmetricDim(); r++ {
-					for c := 0; c <= r; c++ {
-						binary.Write(h, binary.LittleEndian, math.Float64bits(x.At(r, c)))
-					}
-				}
-				b.Logf("%s; X sha256 %x", f.Status().Message, h.Sum(nil))
+				b.Logf("%s; X sha256 %x", f.Status().Message, gramHash(f))
 			}
 		})
 	}

@@ -32,6 +32,9 @@ type Factorization struct {
 	c      *mat.TriDense
 	bands  int // number of bands of C (n when dense)
 	status Status
+	// single, for the optimal strategy of the O(n²) fixed point, gives its
+	// single-participation metrics without X (factoredMetrics).
+	single *singleFactored
 }
 
 var (
@@ -158,12 +161,14 @@ func (f *Factorization) Sensitivity(p participation.Schema) (Sensitivity, error)
 	return SensitivityOf(f.x, p)
 }
 
+const denseCostNote = "dense C⁻¹: all past noise vectors (or O(d) memory regenerating z_j from seeds)"
+
 // Cost: a b̂-banded C needs the last b̂−1 noise vectors; a dense one all.
 func (f *Factorization) Cost() Cost {
 	f.mustExplicit()
 	b := float64(f.bands)
 	if f.bands >= f.N() {
-		return Cost{Time: b, Memory: b, Note: "dense C⁻¹: all past noise vectors (or O(d) memory regenerating z_j from seeds)"}
+		return Cost{Time: b, Memory: b, Note: denseCostNote}
 	}
 	return Cost{Time: b, Memory: b, Note: "banded forward substitution, last b̂−1 vectors"}
 }

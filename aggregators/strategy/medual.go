@@ -145,8 +145,8 @@ type symBlock struct {
 }
 
 // blockFn returns V f(Λ) Vᵀ for the symmetric block s = V Λ Vᵀ; false if
-// an eigenvalue is not positive.
-func blockFn(s symBlock, f func(float64) float64) (symBlock, bool) {
+// an eigenvalue is not positive (pos) or f of one is not finite.
+func blockFn(s symBlock, f func(float64) float64, pos bool) (symBlock, bool) {
 	k := s.k
 	var es mat.EigenSym
 	if !es.Factorize(mat.NewSymDense(k, append([]float64(nil), s.a...)), true) {
@@ -157,10 +157,10 @@ func blockFn(s symBlock, f func(float64) float64) (symBlock, bool) {
 	es.VectorsTo(&v)
 	out := symBlock{k: k, a: make([]float64, k*k)}
 	for l, ev := range vals {
-		if !(ev > 0) || math.IsInf(ev, 0) {
+		fv := f(ev)
+		if (pos && !(ev > 0)) || math.IsInf(fv, 0) || math.IsNaN(fv) {
 			return symBlock{}, false
 		}
-		fv := f(ev)
 		for i := 0; i < k; i++ {
 			vi := v.At(i, l) * fv
 			for j := 0; j < k; j++ {
@@ -366,7 +366,7 @@ func (d *meDual) eval(st *meState, tol float64) (*meEval, error) {
 	n, bw, w1 := d.n, d.bw, d.bw+1
 	ev := &meEval{rinv: make([]symBlock, d.nc), w: make([]symBlock, d.nc)}
 	for c := range st.lam {
-		r, ok := blockFn(st.lam[c], func(x float64) float64 { return 1 / math.Sqrt(x) })
+		r, ok := blockFn(st.lam[c], func(x float64) float64 { return 1 / math.Sqrt(x) }, true)
 		if !ok {
 			return nil, errors.New("strategy: multi-epoch dual: multiplier not positive definite")
 		}
@@ -505,7 +505,7 @@ func (d *meDual) solve(ctx context.Context, o meDualOptions) (*meState, *meEval,
 	pack := func(blocks []symBlock, t []float64, out []float64) bool {
 		i := 0
 		for _, b := range blocks {
-			lg, ok := blockFn(b, math.Log)
+			lg, ok := blockFn(b, math.Log, true)
 			if !ok {
 				return false
 			}
@@ -542,7 +542,7 @@ func (d *meDual) solve(ctx context.Context, o meDualOptions) (*meState, *meEval,
 					i++
 				}
 			}
-			e, ok := blockFn2(h, math.Exp)
+			e, ok := blockFn(h, math.Exp, false)
 			if !ok {
 				return false
 			}
@@ -604,32 +604,6 @@ func (d *meDual) solve(ctx context.Context, o meDualOptions) (*meState, *meEval,
 	return st, ev, it, nil
 }
 
-// blockFn2 is blockFn for any real eigenvalues (exp of a symmetric block).
-func blockFn2(s symBlock, f func(float64) float64) (symBlock, bool) {
-	k := s.k
-	var es mat.EigenSym
-	if !es.Factorize(mat.NewSymDense(k, append([]float64(nil), s.a...)), true) {
-		return symBlock{}, false
-	}
-	vals := es.Values(nil)
-	var v mat.Dense
-	es.VectorsTo(&v)
-	out := symBlock{k: k, a: make([]float64, k*k)}
-	for l, ev := range vals {
-		fv := f(ev)
-		if math.IsInf(fv, 0) || math.IsNaN(fv) {
-			return symBlock{}, false
-		}
-		for i := 0; i < k; i++ {
-			vi := v.At(i, l) * fv
-			for j := 0; j < k; j++ {
-				out.a[i*k+j] += vi * v.At(j, l)
-			}
-		}
-	}
-	return out, true
-}
-
 // normalizeT rescales t to sum τ on every class.
 func (d *meDual) normalizeT(t []float64) {
 	for _, ts := range d.cls {
@@ -664,8 +638,11 @@ func newAndersonVec(n, m int) *andersonVec { return &andersonVec{n: n, m: m} }
 
 func (a *andersonVec) reset() { a.u, a.g = a.u[:0], a.g[:0] }
 
-// next overwrites u (the current iterate) with the next one, given g = G(u).
-func (a *andersonVec) next(u, g []float64) {
+// next overwrites u (the current iterate) with the next one, given g =
+// G(u); it reports whether that is an accelerated step (false: u = g, the
+// plain step, because there is no history yet or the least-squares problem
+// failed, which also clears the history).
+func (a *andersonVec) next(u, g []float64) bool {
 	a.u = append(a.u, append([]float64(nil), u...))
 	a.g = append(a.g, append([]float64(nil), g...))
 	if len(a.u) > a.m+1 {
@@ -674,7 +651,7 @@ func (a *andersonVec) next(u, g []float64) {
 	k := len(a.u) - 1
 	if k == 0 {
 		copy(u, g)
-		return
+		return false
 	}
 	n := a.n
 	df := mat.NewDense(n, k, nil)
@@ -689,7 +666,7 @@ func (a *andersonVec) next(u, g []float64) {
 	if err := gamma.SolveVec(df, fk); err != nil {
 		a.reset()
 		copy(u, g)
-		return
+		return false
 	}
 	for i := 0; i < n; i++ {
 		x := a.g[k][i]
@@ -698,6 +675,7 @@ func (a *andersonVec) next(u, g []float64) {
 		}
 		u[i] = x
 	}
+	return true
 }
 
 // denseW returns K^{-½} (n×n, row-major, position order) by the quadrature
@@ -783,7 +761,7 @@ func (d *meDual) formX(ctx context.Context, st *meState, tol float64) (*mat.SymD
 	n, w1 := d.n, d.bw+1
 	rinv := make([]symBlock, d.nc)
 	for c := range st.lam {
-		r, ok := blockFn(st.lam[c], func(x float64) float64 { return 1 / math.Sqrt(x) })
+		r, ok := blockFn(st.lam[c], func(x float64) float64 { return 1 / math.Sqrt(x) }, true)
 		if !ok {
 			return nil, errors.New("strategy: multi-epoch dual: multiplier not positive definite")
 		}
@@ -811,7 +789,7 @@ func (d *meDual) formX(ctx context.Context, st *meState, tol float64) (*mat.SymD
 			}
 		}
 		z := mulBlocks(rinv[c], wb, rinv[c])
-		e, ok := blockFn(z, func(x float64) float64 { return 1 / math.Sqrt(x) })
+		e, ok := blockFn(z, func(x float64) float64 { return 1 / math.Sqrt(x) }, true)
 		if !ok {
 			return nil, errors.New("strategy: multi-epoch dual: pattern block not positive definite")
 		}

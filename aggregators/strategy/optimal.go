@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
+
+	"dpfl/participation"
 )
 
 // FixedPointOptions controls OptimalSingle.
@@ -93,14 +96,7 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 			sv[i] = math.Sqrt(v[i])
 		}
 		if fast {
-			// M⁻¹ = B Bᵀ with B = V^{-½} A⁻¹ lower bidiagonal.
-			for i := range bdv {
-				bdv[i] = bd[i] / sv[i]
-				if i < n-1 {
-					bsv[i] = bs[i] / sv[i+1]
-				}
-			}
-			if err := eigBidiag(vals, q, bdv, bsv); err != nil {
+			if err := fastEig(vals, q, bd, bs, bdv, bsv, sv); err != nil {
 				return nil, err
 			}
 		} else {
@@ -119,12 +115,7 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 				return nil, fmt.Errorf("strategy: fixed point: V^½AᵀAV^½ has eigenvalue %g ≤ 0", vals[k])
 			}
 		}
-		sl := make([]float64, n)
-		ql := make([]float64, n)
-		for k := range vals {
-			sl[k] = math.Sqrt(vals[k])
-			ql[k] = 1 / math.Sqrt(sl[k])
-		}
+		sl, ql := rootsOf(vals)
 		sumV := 0.0
 		for _, x := range v {
 			sumV += x
@@ -162,14 +153,9 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 	// on first use (Factorization.Explicit).
 	var form func() *mat.SymDense
 	if fast { // q holds Qᵀ
-		for k := 0; k < n; k++ {
-			row, yr := q.RawRowView(k), y.RawRowView(k)
-			s := math.Sqrt(math.Sqrt(vals[k]))
-			for i, qx := range row {
-				yr[i] = s * qx / math.Sqrt(phi[i])
-			}
-		}
-		form = func() *mat.SymDense { return unitDiag(atb(y, y)) }
+		f := fastFactored(w, v, q, y, vals, phi, st)
+		f.name = "optimal"
+		return f, nil
 	} else {
 		for i := 0; i < n; i++ {
 			row, yr := q.RawRowView(i), y.RawRowView(i)
@@ -181,6 +167,92 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 		form = func() *mat.SymDense { return unitDiag(atb(y.T(), y.T())) }
 	}
 	return factored("optimal", n, form, st), nil
+}
+
+// fastEig is the eigendecomposition step of the O(n²) path: the eigenvalues
+// of V^½AᵀAV^½ into vals and its eigenvectors into the rows of q, from
+// B = V^{-½}A⁻¹ (A⁻¹ lower bidiagonal bd, bs; sv = sqrt(v); bdv, bsv
+// scratch).
+func fastEig(vals []float64, q *mat.Dense, bd, bs, bdv, bsv, sv []float64) error {
+	n := len(bd)
+	// M⁻¹ = B Bᵀ with B = V^{-½} A⁻¹ lower bidiagonal.
+	for i := range bdv {
+		bdv[i] = bd[i] / sv[i]
+		if i < n-1 {
+			bsv[i] = bs[i] / sv[i+1]
+		}
+	}
+	return eigBidiag(vals, q, bdv, bsv)
+}
+
+// rootsOf returns λ^½ and λ^{-¼} of the eigenvalues.
+func rootsOf(vals []float64) (sl, ql []float64) {
+	sl, ql = make([]float64, len(vals)), make([]float64, len(vals))
+	for k := range vals {
+		sl[k] = math.Sqrt(vals[k])
+		ql[k] = 1 / math.Sqrt(sl[k])
+	}
+	return sl, ql
+}
+
+// singleFactored is what the O(n²) fixed point keeps of its last iterate:
+// v (from which the cache rebuilds the strategy, optimalFromV) and the
+// eigendecomposition, from which the single-participation metrics follow
+// in O(n²) without forming X (factoredMetrics).
+type singleFactored struct {
+	wkey     string
+	v        []float64
+	qt       *mat.Dense // eigenvectors of V^½AᵀAV^½ in the rows
+	vals     []float64
+	phi, eta []float64
+}
+
+// fastFactored returns the strategy of the O(n²) path from its last
+// iterate v (eigenvectors in the rows of q, eigenvalues vals, φ(v) = phi;
+// y is scratch): X = YᵀY with Y = Λ^¼ Qᵀ Φ^{-½}, formed on first use.
+func fastFactored(w *Workload, v []float64, q, y *mat.Dense, vals, phi []float64, st Status) *Factorization {
+	n := len(v)
+	for k := 0; k < n; k++ {
+		row, yr := q.RawRowView(k), y.RawRowView(k)
+		s := math.Sqrt(math.Sqrt(vals[k]))
+		for i, qx := range row {
+			yr[i] = s * qx / math.Sqrt(phi[i])
+		}
+	}
+	f := factored("optimal", n, func() *mat.SymDense { return unitDiag(atb(y, y)) }, st)
+	f.single = &singleFactored{wkey: w.Key(), v: append([]float64(nil), v...), qt: q, vals: vals, phi: phi, eta: w.Eta}
+	return f
+}
+
+// optimalFromV rebuilds the O(n²)-path strategy from its last iterate v
+// (as the cache stores it) by the operations of OptimalSingle's last
+// iteration: the same bits.
+func optimalFromV(w *Workload, v []float64, st Status) (*Factorization, error) {
+	n := w.N()
+	bd, bs, fast := w.bidiagInverse()
+	if !fast || len(v) != n {
+		return nil, fmt.Errorf("strategy: cannot rebuild the optimal strategy from %d values for this workload", len(v))
+	}
+	sv := make([]float64, n)
+	for i := range sv {
+		if !(v[i] > 0) || math.IsInf(v[i], 0) {
+			return nil, fmt.Errorf("strategy: cached fixed-point iterate has v[%d] = %v", i, v[i])
+		}
+		sv[i] = math.Sqrt(v[i])
+	}
+	vals, q := make([]float64, n), mat.NewDense(n, n, nil)
+	if err := fastEig(vals, q, bd, bs, make([]float64, n), make([]float64, max(n-1, 0)), sv); err != nil {
+		return nil, err
+	}
+	for k := range vals {
+		if !(vals[k] > 0) {
+			return nil, fmt.Errorf("strategy: fixed point: V^½AᵀAV^½ has eigenvalue %g ≤ 0", vals[k])
+		}
+	}
+	sl, ql := rootsOf(vals)
+	phi := make([]float64, n)
+	fastPhiPrimal(phi, q, sl, ql, w.Eta)
+	return fastFactored(w, v, q, mat.NewDense(n, n, nil), vals, phi, st), nil
 }
 
 // unitDiag sets the diagonal of the normalized X to 1 (exact by
@@ -278,63 +350,158 @@ func fastPhiPrimal(phi []float64, qt *mat.Dense, sl, ql, eta []float64) (sumPhi,
 }
 
 // anderson is Anderson acceleration (type II) of u ← G(u) with u = log v,
-// G(u) = log φ(exp u): the next iterate is G(u_k) − ΔG γ with γ minimizing
-// ‖f_k − ΔF γ‖, f = G(u) − u, over the last m differences.
+// G(u) = log φ(exp u) (andersonVec in log space): the next iterate is
+// G(u_k) − ΔG γ with γ minimizing ‖f_k − ΔF γ‖, f = G(u) − u, over the last
+// m differences.
 type anderson struct {
-	n, m   int
-	u, g   [][]float64 // past iterates and their images (log space)
+	vec    *andersonVec
 	cu, cg []float64
 }
 
 func newAnderson(n, m int) *anderson {
-	return &anderson{n: n, m: m, cu: make([]float64, n), cg: make([]float64, n)}
+	return &anderson{vec: newAndersonVec(n, m), cu: make([]float64, n), cg: make([]float64, n)}
 }
 
-func (a *anderson) reset() { a.u, a.g = a.u[:0], a.g[:0] }
+func (a *anderson) reset() { a.vec.reset() }
 
 // next overwrites v (the current iterate) with the accelerated next iterate,
 // given phi = φ(v).
 func (a *anderson) next(v, phi []float64) {
-	n := a.n
 	for i := range v {
 		a.cu[i] = math.Log(v[i])
 		a.cg[i] = math.Log(phi[i])
 	}
-	a.u = append(a.u, append([]float64(nil), a.cu...))
-	a.g = append(a.g, append([]float64(nil), a.cg...))
-	if len(a.u) > a.m+1 {
-		a.u, a.g = a.u[1:], a.g[1:]
-	}
-	k := len(a.u) - 1
-	if k == 0 {
+	if !a.vec.next(a.cu, a.cg) {
 		copy(v, phi)
 		return
 	}
-	// ΔF columns: f_{j+1} − f_j, f = g − u.
-	df := mat.NewDense(n, k, nil)
-	fk := mat.NewVecDense(n, nil)
-	for i := 0; i < n; i++ {
-		fk.SetVec(i, a.g[k][i]-a.u[k][i])
-		for j := 0; j < k; j++ {
-			df.Set(i, j, (a.g[j+1][i]-a.u[j+1][i])-(a.g[j][i]-a.u[j][i]))
-		}
-	}
-	var gamma mat.VecDense
-	if err := gamma.SolveVec(df, fk); err != nil {
-		a.reset()
-		copy(v, phi)
-		return
-	}
-	for i := 0; i < n; i++ {
-		x := a.g[k][i]
-		for j := 0; j < k; j++ {
-			x -= gamma.AtVec(j) * (a.g[j+1][i] - a.g[j][i])
-		}
+	for _, x := range a.cu {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			a.reset()
 			copy(v, phi)
 			return
 		}
+	}
+	for i, x := range a.cu {
 		v[i] = math.Exp(x)
 	}
+}
+
+// factoredResidualProbes is the number of random probes of the residual
+// estimate in factoredMetrics.
+const factoredResidualProbes = 4
+
+// factoredMetrics returns the single-participation metrics of the optimal
+// strategy of the O(n²) path from its eigendecomposition, in O(n²) and
+// without forming X or C (which costs minutes at n = 8192): X has unit
+// diagonal, so the sensitivity is 1; B Bᵀ = A X⁻¹ Aᵀ with X⁻¹ = Y⁻¹Y⁻ᵀ,
+// Y⁻¹ = Φ^½ Q Λ^{-¼}, so the squared row norms of B are
+// Σ_k λ_k^{-½} (S diag(η) Φ^½ q_k)_i², their sum the loss (the fixed
+// point's primal). The residual is that of the factor pair (A Y⁻¹, Y):
+// ‖(A Y⁻¹ Y − A) z‖ over factoredResidualProbes Rademacher vectors z (a
+// fixed stream), an unbiased estimate of ‖A Y⁻¹Y − A‖²_F, relative to
+// ‖A‖_F. false if f is not such a strategy or w is not its workload.
+func (f *Factorization) factoredMetrics(w *Workload) (Metrics, bool) {
+	sf := f.single
+	if sf == nil || w.Key() != sf.wkey {
+		return Metrics{}, false
+	}
+	n := f.n
+	sl, ql := rootsOf(sf.vals)
+	sp := make([]float64, n)
+	for i, p := range sf.phi {
+		sp[i] = math.Sqrt(p)
+		if sf.eta != nil {
+			sp[i] *= sf.eta[i]
+		}
+	}
+	// Row norms on two goroutines over halves of k, summed in order.
+	half := n / 2
+	parts := [2][]float64{make([]float64, n), make([]float64, n)}
+	var wg sync.WaitGroup
+	for h, r := range [][2]int{{0, half}, {half, n}} {
+		wg.Add(1)
+		go func(acc []float64, lo, hi int) {
+			defer wg.Done()
+			for k := lo; k < hi; k++ {
+				t, c := 0.0, ql[k]*ql[k]
+				for i, x := range sf.qt.RawRowView(k) {
+					t += sp[i] * x
+					acc[i] += t * t * c
+				}
+			}
+		}(parts[h], r[0], r[1])
+	}
+	wg.Wait()
+	fro2, worst := 0.0, 0.0
+	for i := range parts[0] {
+		r := parts[0][i] + parts[1][i]
+		fro2 += r
+		worst = math.Max(worst, r)
+	}
+	// Residual probes: Y z = Λ^¼ Qᵀ Φ^{-½} z, then Y⁻¹(Y z) = Φ^½ Q Λ^{-¼}(Y z),
+	// compared with z under A.
+	rng := rand.New(rand.NewPCG(0x5eed, 18))
+	z, u, back := make([]float64, n), make([]float64, n), make([]float64, n)
+	num := 0.0
+	for j := 0; j < factoredResidualProbes; j++ {
+		for i := range z {
+			z[i] = 1
+			if rng.Uint64()&1 == 1 {
+				z[i] = -1
+			}
+		}
+		for k := 0; k < n; k++ {
+			t := 0.0
+			for i, x := range sf.qt.RawRowView(k) {
+				t += x * z[i] / math.Sqrt(sf.phi[i])
+			}
+			u[k] = t * math.Sqrt(sl[k]) * ql[k] // λ^¼ then λ^{-¼}
+		}
+		for i := range back {
+			back[i] = 0
+		}
+		for k := 0; k < n; k++ {
+			c := u[k]
+			for i, x := range sf.qt.RawRowView(k) {
+				back[i] += c * x
+			}
+		}
+		// A(Y⁻¹Y z) − A z with A = S diag(η): running sums of η_i (back_i·√φ_i − z_i).
+		s := 0.0
+		for i := range back {
+			e := 1.0
+			if sf.eta != nil {
+				e = sf.eta[i]
+			}
+			s += e * (back[i]*math.Sqrt(sf.phi[i]) - z[i])
+			num += s * s
+		}
+	}
+	fa := 0.0 // ‖A‖²_F = Σ_i Σ_{j≤i} η_j²
+	cum := 0.0
+	for i := 0; i < n; i++ {
+		e := 1.0
+		if sf.eta != nil {
+			e = sf.eta[i]
+		}
+		cum += e * e
+		fa += cum
+	}
+	res := math.Sqrt(num/factoredResidualProbes) / math.Sqrt(fa)
+	one := Sensitivity{Value: 1, Exact: true, Method: "max column norm"}
+	return Metrics{
+		Strategy:          f.name,
+		N:                 n,
+		Participation:     participation.Schema{Kind: participation.Single}.String(),
+		Sensitivity:       one,
+		SingleSensitivity: 1,
+		FrobB2:            fro2,
+		Loss:              fro2,
+		RMSE:              math.Sqrt(fro2 / float64(n)),
+		MaxRoundStd:       math.Sqrt(worst),
+		Residual:          res,
+		ResidualEstimated: true,
+		Cost:              Cost{Time: float64(n), Memory: float64(n), Note: denseCostNote},
+	}, true
 }

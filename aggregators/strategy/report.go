@@ -13,21 +13,23 @@ import (
 // a privacy.Report; the rest is the strategy's error and noise cost.
 type Report struct {
 	privacy.Report
-	Workload      string
-	Loss          float64
-	RMSE          float64
-	MaxRoundStd   float64
-	Residual      float64
-	NoiseTime     float64 // per round, in units of the model dimension d
-	NoiseMemory   float64 // per round, in units of d
-	NoiseNote     string
-	Nu            *float64 // ν of ν-DP-FTRL
-	NuTuned       bool     // ν was tuned, not given
-	BLTTheta      []float64
-	BLTOmega      []float64
-	ToeplitzCoefs []float64
-	Optimizer     *OptimizerReport
-	Error         string
+	Workload    string
+	Loss        float64
+	RMSE        float64
+	MaxRoundStd float64
+	Residual    float64
+	// ResidualEstimated: Residual is Metrics.ResidualEstimated's estimate.
+	ResidualEstimated bool
+	NoiseTime         float64 // per round, in units of the model dimension d
+	NoiseMemory       float64 // per round, in units of d
+	NoiseNote         string
+	Nu                *float64 // ν of ν-DP-FTRL
+	NuTuned           bool     // ν was tuned, not given
+	BLTTheta          []float64
+	BLTOmega          []float64
+	ToeplitzCoefs     []float64
+	Optimizer         *OptimizerReport
+	Error             string
 }
 
 // reportForm is Report's JSON form.
@@ -35,7 +37,7 @@ var reportForm = privacy.NewForm(Report{},
 	"mechanism=Mechanism", "n=Steps", "strategy=Strategy", "workload=Workload", "participation=Schema",
 	"sensitivity=Sensitivity", "sensitivity_exact=SensitivityExact", "sensitivity_method=SensitivityMethod",
 	"sensitivity_single=SensitivitySingle", "loss=Loss", "rmse=RMSE", "max_round_std=MaxRoundStd",
-	"residual=Residual", "noise_time_per_round_d=NoiseTime", "noise_memory_per_round_d=NoiseMemory",
+	"residual=Residual", "residual_estimated=ResidualEstimated,omitempty", "noise_time_per_round_d=NoiseTime", "noise_memory_per_round_d=NoiseMemory",
 	"noise_note=NoiseNote,omitempty", "nu=Nu,omitempty", "nu_tuned=NuTuned,omitempty", "blt_theta=BLTTheta,omitempty",
 	"blt_omega=BLTOmega,omitempty", "toeplitz_coefficients=ToeplitzCoefs,omitempty", "optimizer=Optimizer,omitempty", "error=Error,omitempty")
 
@@ -72,7 +74,7 @@ func NewReport(c Comparison, workload string) Report {
 			Sensitivity: m.Sensitivity.Value, SensitivityExact: m.Sensitivity.Exact, SensitivityMethod: m.Sensitivity.Method,
 			SensitivitySingle: m.SingleSensitivity,
 		},
-		Workload: workload, Loss: m.Loss, RMSE: m.RMSE, MaxRoundStd: m.MaxRoundStd, Residual: m.Residual,
+		Workload: workload, Loss: m.Loss, RMSE: m.RMSE, MaxRoundStd: m.MaxRoundStd, Residual: m.Residual, ResidualEstimated: m.ResidualEstimated,
 		NoiseTime: m.Cost.Time, NoiseMemory: m.Cost.Memory, NoiseNote: m.Cost.Note,
 		Nu: m.Parameters.Nu, NuTuned: m.Parameters.NuTuned, BLTTheta: m.Parameters.Theta, BLTOmega: m.Parameters.Omega, ToeplitzCoefs: m.Parameters.Coefficients,
 	}

@@ -168,6 +168,9 @@ type Metrics struct {
 	RMSE              float64 // sqrt(Loss/n)
 	MaxRoundStd       float64 // sens·max_t ‖B_t,:‖: std of the worst round's error
 	Residual          float64 // ‖B C − A‖_F / ‖A‖_F
+	// ResidualEstimated: Residual is a randomized estimate for the factor
+	// Y of X = YᵀY (factoredMetrics), C not formed.
+	ResidualEstimated bool
 	Cost              Cost
 	Parameters        Parameters // the strategy's own (Parameterized), if any
 }
@@ -177,6 +180,11 @@ type Metrics struct {
 func Evaluate(s Strategy, w *Workload, p participation.Schema) (Metrics, error) {
 	if s.N() != w.N() {
 		panic("strategy: strategy and workload sizes differ")
+	}
+	if f, ok := s.(*Factorization); ok && p.Kind == participation.Single {
+		if m, ok := f.factoredMetrics(w); ok {
+			return m, nil
+		}
 	}
 	a, ok := s.(Analyzed)
 	if !ok {

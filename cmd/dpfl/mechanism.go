@@ -468,7 +468,11 @@ func writeMechanismText(w io.Writer, c strategy.Comparison) {
 	fmt.Fprintf(w, "loss            %.10g   (sens^2 ||B||_F^2, sigma = 1)\n", m.Loss)
 	fmt.Fprintf(w, "rmse            %.10g\n", m.RMSE)
 	fmt.Fprintf(w, "worst round     %.10g   (std of the noisiest round)\n", m.MaxRoundStd)
-	fmt.Fprintf(w, "residual        %.3g   (||BC - A||_F / ||A||_F)\n", m.Residual)
+	if m.ResidualEstimated {
+		fmt.Fprintf(w, "residual        %.3g   (||B Y - A||_F / ||A||_F for X = Y^T Y, estimated from 4 random probes: X and C are not formed)\n", m.Residual)
+	} else {
+		fmt.Fprintf(w, "residual        %.3g   (||BC - A||_F / ||A||_F)\n", m.Residual)
+	}
 	fmt.Fprintf(w, "noise per round time %g d, memory %g d (%s)\n", m.Cost.Time, m.Cost.Memory, m.Cost.Note)
 	fmt.Fprintf(w, "optimizer       %s\n", statusLine(c.Status))
 	if c.Status != nil && c.Status.Message != "" {
