@@ -21,6 +21,11 @@ type selEval struct {
 	// j ∈ [i−m, i], base(i) = i*(m+1)+m−i.
 	k, l, lb, s, sb []float64
 	w, wb, y, yb    []float64
+	// Columns below the diagonal, column-major (c[j*m+a] = V_{j+1+a,j}):
+	// of L (lc), of S (sc) and of L̄ (lbc, which has no other copy), so
+	// that the column passes read them contiguously instead of one band
+	// row apart (same values, same bits).
+	lc, sc, lbc []float64
 }
 
 // newSelEval returns the evaluator for a bw-banded X and workload w, or nil
@@ -48,6 +53,7 @@ func newSelEval(w *Workload, bw int) *selEval {
 	sz := n * (e.m + 1)
 	e.k, e.l, e.lb, e.s, e.sb = make([]float64, sz), make([]float64, sz), make([]float64, sz), make([]float64, sz), make([]float64, sz)
 	e.w, e.wb, e.y, e.yb = make([]float64, e.m), make([]float64, e.m), make([]float64, e.m), make([]float64, e.m)
+	e.lc, e.sc, e.lbc = make([]float64, n*e.m), make([]float64, n*e.m), make([]float64, n*e.m)
 	return e
 }
 
@@ -61,24 +67,47 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 	// K = Rᵀ X R on the band: K_ij = Σ_{a∈[i,i+q]} Σ_{b∈[j,j+q]} R_ai X_ab R_bj
 	// (i ≥ j, i − j ≤ m), with X_ab = 0 for |a − b| ≥ bw.
 	k, l, s := e.k, e.l, e.s
-	r, qq := e.r, q+1
+	r := e.r
+	// q = 1 (newSelEval): a ∈ {i, i+1}, b ∈ {j, j+1}, in the order of the
+	// general sums (each partial sum starts from 0 and adds its terms in
+	// order, so the bits are those of the loops over a and b).
+	_ = q
 	for i := 0; i < n; i++ {
 		bi := e.base(i)
+		ri, ri1 := r[2*i+1], 0.0 // R_ii, R_{i+1,i}
+		if i+1 < n {
+			ri1 = r[2*i+2]
+		}
 		for j := max(0, i-m); j <= i; j++ {
+			rj, rj1 := r[2*j+1], 0.0
+			if j+1 < n {
+				rj1 = r[2*j+2]
+			}
+			// a = i: b = j (d = i−j ≥ 0), b = j+1 (d = |i−j−1|).
+			u := 0.0
+			if d := i - j; d < bw {
+				u += float64(xs[i*bw+d] * rj)
+			}
+			if j+1 < n {
+				if d := i - j - 1; d >= 0 && d < bw {
+					u += float64(xs[i*bw+d] * rj1)
+				} else if d < 0 && -d < bw {
+					u += float64(xs[(j+1)*bw-d] * rj1)
+				}
+			}
 			v := 0.0
-			for a := i; a <= min(n-1, i+q); a++ {
-				ra := r[a*qq+q-(a-i)]
+			v += float64(ri * u)
+			if i+1 < n { // a = i+1 ≥ b for both b.
 				u := 0.0
-				for b := j; b <= min(n-1, j+q); b++ {
-					d := a - b
-					if d < 0 {
-						d = -d
-					}
-					if d < bw {
-						u += float64(xs[max(a, b)*bw+d] * r[b*qq+q-(b-j)])
+				if d := i + 1 - j; d < bw {
+					u += float64(xs[(i+1)*bw+d] * rj)
+				}
+				if j+1 < n {
+					if d := i - j; d < bw {
+						u += float64(xs[(i+1)*bw+d] * rj1)
 					}
 				}
-				v += float64(ra * u)
+				v += float64(ri1 * u)
 			}
 			k[bi+j] = v
 		}
@@ -90,6 +119,7 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 	// bits do not depend on GOAMD64 or the architecture.
 	copy(l, k)
 	w, y := e.w, e.y
+	lc, sc := e.lc, e.sc
 	for j := 0; j < n; j++ {
 		bj := e.base(j)
 		v := l[bj+j]
@@ -103,6 +133,7 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 			i := e.base(j+1+a) + j
 			l[i] /= ljj
 			w[a] = l[i]
+			lc[j*m+a] = l[i]
 		}
 		for a := 0; a < cnt; a++ {
 			i := j + 1 + a
@@ -117,11 +148,12 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 	for j := n - 1; j >= 0; j-- {
 		cnt := min(n-1, j+m) - j
 		ljj := l[e.base(j)+j]
-		e.window(s, 1, j, cnt, w, y)
+		w := e.window(s, 1, j, cnt, y)
 		p := 0.0
 		for a := 0; a < cnt; a++ {
 			v := -y[a] / ljj
 			s[e.base(j+1+a)+j] = v
+			sc[j*m+a] = v
 			p += float64(w[a] * v)
 		}
 		sjj := (1/ljj - p) / ljj
@@ -135,6 +167,7 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 	sb, lb, wb, yb := e.sb, e.lb, e.wb, e.yb
 	clear(sb)
 	clear(lb)
+	lbc := e.lbc
 	for j := 0; j < n; j++ {
 		sb[e.base(j)+j] = 1
 	}
@@ -142,10 +175,8 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 		cnt := min(n-1, j+m) - j
 		bj := e.base(j)
 		ljj := l[bj+j]
-		for a := 0; a < cnt; a++ {
-			w[a] = l[e.base(j+1+a)+j]
-			y[a] = s[e.base(j+1+a)+j] // S_{j+1+a, j}
-		}
+		w := lc[j*m : j*m+cnt]
+		y := sc[j*m : j*m+cnt] // S_{j+1…j+cnt, j}
 		sbar := sb[bj+j]
 		p, q2 := 0.0, 0.0
 		for a := 0; a < cnt; a++ {
@@ -169,9 +200,7 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 			wb[a] += selRevRow(row, srow, w[:a], yb[:a], wb[:a], w[a], yb[a]) + float64(s[bi+i]*yb[a])
 			sb[bi+i] += float64(yb[a] * w[a])
 		}
-		for a := 0; a < cnt; a++ {
-			lb[e.base(j+1+a)+j] += wb[a]
-		}
+		copy(lbc[j*m:j*m+cnt], wb[:cnt]) // L̄ below the diagonal: only this step adds to column j
 	}
 	// Reverse Cholesky, j = n−1 … 0, accumulating K̄ into k (K is no
 	// longer needed). The update A_ik −= L_ij L_kj of the window passes Ā
@@ -183,11 +212,11 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 		bj := e.base(j)
 		ljj := l[bj+j]
 		cnt := min(n-1, j+m) - j
-		e.window(kb, 2, j, cnt, w, y)
+		w := e.window(kb, 2, j, cnt, y)
 		lbar := lb[bj+j]
 		for a := 0; a < cnt; a++ {
 			i := e.base(j+1+a) + j
-			t := lb[i] - y[a]
+			t := lbc[j*m+a] - y[a]
 			kb[i] += t / ljj
 			lbar -= t * w[a] / ljj
 		}
@@ -196,48 +225,55 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 	// H = K⁻² on the band: H_ij = −K̄_ij/2 (i ≠ j, stored once), H_ii = −K̄_ii.
 	// G = R H Rᵀ on X's band: G_ab = Σ_{i∈[a−q,a]} Σ_{j∈[b−q,b]} R_ai H_ij R_bj,
 	// |i − j| ≤ m always.
+	// q = 1: i ∈ {a−1, a}, j ∈ {b−1, b}, in the order of the general sums.
+	hAt := func(i, j int) float64 { // H_ij
+		if i == j {
+			return -kb[e.base(i)+j]
+		}
+		if i > j {
+			return -kb[e.base(i)+j] / 2
+		}
+		return -kb[e.base(j)+i] / 2
+	}
 	for a := 0; a < n; a++ {
+		ra, ra1 := r[2*a+1], r[2*a] // R_aa, R_{a,a−1}
 		for d := 0; d < bw && d <= a; d++ {
 			b := a - d
+			rb, rb1 := r[2*b+1], r[2*b]
 			v := 0.0
-			for i := max(0, a-q); i <= a; i++ {
-				ra := r[a*qq+q-(a-i)]
+			if a >= 1 { // i = a−1
 				u := 0.0
-				for j := max(0, b-q); j <= b; j++ {
-					var h float64
-					if i >= j {
-						h = -kb[e.base(i)+j]
-					} else {
-						h = -kb[e.base(j)+i]
-					}
-					if i != j {
-						h /= 2
-					}
-					u += float64(h * r[b*qq+q-(b-j)])
+				if b >= 1 {
+					u += float64(hAt(a-1, b-1) * rb1)
 				}
-				v += float64(ra * u)
+				u += float64(hAt(a-1, b) * rb)
+				v += float64(ra1 * u)
 			}
+			u := 0.0 // i = a
+			if b >= 1 {
+				u += float64(hAt(a, b-1) * rb1)
+			}
+			u += float64(hAt(a, b) * rb)
+			v += float64(ra * u)
 			gb[a*bw+bw-1-d] = v
 		}
 	}
 	return loss
 }
 
-// window sets w = L_{j+1…j+cnt, j} and y = W w for the symmetric window
-// W = V_{j+1…j+cnt, j+1…j+cnt} of v (stored lower by rows) with its
-// diagonal multiplied by d: the selected inverse (v = S, d = 1) and the
-// reverse Cholesky update (v = K̄, d = 2).
-func (e *selEval) window(v []float64, d float64, j, cnt int, w, y []float64) {
-	l := e.l
-	for a := 0; a < cnt; a++ {
-		w[a] = l[e.base(j+1+a)+j]
-	}
+// window returns w = L_{j+1…j+cnt, j} (a slice of lc) and sets y = W w for
+// the symmetric window W = V_{j+1…j+cnt, j+1…j+cnt} of v (stored lower by
+// rows) with its diagonal multiplied by d: the selected inverse (v = S,
+// d = 1) and the reverse Cholesky update (v = K̄, d = 2).
+func (e *selEval) window(v []float64, d float64, j, cnt int, y []float64) []float64 {
+	w := e.lc[j*e.m : j*e.m+cnt]
 	clear(y[:cnt])
 	for a := 0; a < cnt; a++ {
 		i := j + 1 + a
 		bi := e.base(i)
 		y[a] += selFwdRow(v[bi+j+1:bi+i], w[:a], y[:a], w[a]) + float64(d*v[bi+i]*w[a])
 	}
+	return w
 }
 
 // selFwdRow returns Σ_b row[b]·w[b] and adds wa·row[b] to y[b] for
