@@ -93,7 +93,14 @@ func Build(ctx context.Context, name string, cfg Config) (Strategy, error) {
 	if bands == 0 {
 		bands = min(max(cfg.Participation.B, 1), n)
 	}
-	if err := checkMemory(name, n, bands, cfg.MemoryLimit); err != nil {
+	need := MemoryBytes(name, n, bands)
+	if name == "multi-epoch" || name == "multi-epoch-f" { // the workload decides the method
+		need = meLBFGSMemory(float64(n))
+		if useMEDual(cfg.Workload, cfg.Participation.B) {
+			need = meDualMemory(float64(n))
+		}
+	}
+	if err := checkNeed(name, n, need, cfg.MemoryLimit); err != nil {
 		return nil, err
 	}
 	return b.Build(ctx, cfg)
@@ -114,7 +121,12 @@ func init() {
 	Register(Builder{Name: "optimal", Order: 4, Memory: dense(8), Build: func(ctx context.Context, cfg Config) (Strategy, error) {
 		return cfg.Cache.Optimal(ctx, cfg.Workload, FixedPointOptions{Gap: cfg.Gap})
 	}})
-	multiEpoch := func(n, _ float64) float64 { return 10*(8*n*n) + lbfgs(n*n/2) }
+	multiEpoch := func(n, b float64) float64 { // b: the participation's b (MemoryBytes' bands)
+		if meDualShapeF(n, b) {
+			return meDualMemory(n)
+		}
+		return meLBFGSMemory(n)
+	}
 	for i, name := range []string{"multi-epoch", "multi-epoch-f"} {
 		Register(Builder{Name: name, Order: 5 + i, Memory: multiEpoch, Build: func(ctx context.Context, cfg Config) (Strategy, error) {
 			return buildMultiEpoch(ctx, name, cfg)

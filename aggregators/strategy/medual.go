@@ -62,12 +62,19 @@ const meDualMaxK = 32
 // A⁻¹ bidiagonal (prefix sums, with or without a schedule), b > 1 and
 // ⌈n/b⌉ ≤ meDualMaxK.
 func useMEDual(w *Workload, b int) bool {
-	n := w.N()
-	if n < selMinN || b < 2 || ceilDiv(n, b) > meDualMaxK {
+	if !meDualShape(w.N(), b) {
 		return false
 	}
 	_, _, ok := w.bidiagInverse()
 	return ok
+}
+
+// meDualShape is the size part of useMEDual (n and b; the workload aside).
+func meDualShape(n, b int) bool { return meDualShapeF(float64(n), float64(b)) }
+
+// meDualShapeF is meDualShape in float64 (memory estimates take any n).
+func meDualShapeF(n, b float64) bool {
+	return n >= selMinN && b >= 2 && math.Ceil(n/b) <= meDualMaxK
 }
 
 // meDual holds the structure of one multi-epoch problem.

@@ -5,9 +5,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"dpfl/participation"
 )
 
 // TestBandCholSelInv: the banded Cholesky factor and its selected inverse
@@ -229,5 +232,23 @@ func TestUseMEDual(t *testing.T) {
 		if got := useMEDual(c.w, c.b); got != c.want {
 			t.Errorf("n=%d b=%d beta=%v: %v, want %v", c.w.N(), c.b, c.w.Beta, got, c.want)
 		}
+	}
+}
+
+// TestMEDualMemory: the memory estimate follows the method: the dual's
+// for the prefix workload, the L-BFGS history's otherwise (Build refuses
+// momentum between the two before optimizing anything).
+func TestMEDualMemory(t *testing.T) {
+	if got, want := MemoryBytes("multi-epoch", 2052, 342), meDualMemory(2052); got != want {
+		t.Errorf("n=2052 b=342: %g, want the dual's %g", got, want)
+	}
+	if got, want := MemoryBytes("multi-epoch-f", 2052, 60), meLBFGSMemory(2052); got != want {
+		t.Errorf("n=2052 b=60: %g, want the L-BFGS's %g", got, want)
+	}
+	limit := (meDualMemory(1024) + meLBFGSMemory(1024)) / 2
+	p := participation.Schema{Kind: participation.KB, K: 8, B: 128}
+	_, err := Build(context.Background(), "multi-epoch", Config{Workload: Momentum(1024, 0.9, nil), Participation: p, MemoryLimit: limit})
+	if err == nil || !strings.Contains(err.Error(), "needs an estimated") {
+		t.Errorf("momentum above the limit: %v", err)
 	}
 }
