@@ -24,6 +24,13 @@ type LBFGSOptions struct {
 	// Progress, if not nil, is called after each iteration with the loss
 	// tr(AᵀA X⁻¹) (not part of the cache key).
 	Progress func(iter int, loss float64) `json:"-"`
+	// DualProgress, if not nil, is called after each iteration of the
+	// multi-epoch dual (medual.go) with the multiplier residual and the
+	// dual objective (tr W)²/c of the current multiplier: a lower bound on
+	// the optimum for equal column norms; for unequal ones that of the
+	// rescaled problem, the bound only at convergence (not part of the
+	// cache key).
+	DualProgress func(iter int, residual, bound float64) `json:"-"`
 	// Start, if not nil, is the starting X of MultiEpoch and
 	// MultiEpochUnequal; it must be feasible (unit diagonal for MultiEpoch,
 	// X_ij = 0 for i ≠ j, i ≡ j (mod b); positive definite). Cache.MultiEpoch

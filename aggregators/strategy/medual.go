@@ -900,9 +900,7 @@ func multiEpochDual(ctx context.Context, w *Workload, b int, unequal bool, opts 
 	}
 	const iterQuad, boundQuad, formQuad = 1e-11, 1e-14, 1e-9
 	o := meDualOptions{maxIter: opts.MaxIter, resTol: meDualResTol, quadTol: iterQuad}
-	if opts.Progress != nil {
-		o.progress = func(it int, res, bound float64) { opts.Progress(it, bound) }
-	}
+	o.progress = opts.DualProgress
 	st, ev, it, err := d.solve(ctx, o)
 	if err != nil {
 		return nil, err

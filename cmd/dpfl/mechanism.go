@@ -209,6 +209,11 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 				fmt.Fprintf(stderr, "dpfl mechanism: L-BFGS iteration %d: tr(A^T A X^-1) = %.10g\n", it, loss)
 			}
 		}
+		lbfgs.DualProgress = func(it int, res, bound float64) {
+			if it%10 == 0 {
+				fmt.Fprintf(stderr, "dpfl mechanism: multi-epoch dual iteration %d: multiplier residual %.2e, dual objective %.10g\n", it, res, bound)
+			}
+		}
 	}
 	req.cfg = strategy.Config{Workload: w, Participation: p, Bands: *bands, Nu: *nu, NuBands: *nuBands, Buffers: *buffers, Gap: *gap, LBFGS: lbfgs, MemoryLimit: *maxMem * 1e9, RestartEvery: *restart}
 	if *cacheDir != "" {
