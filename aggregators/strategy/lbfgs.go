@@ -135,8 +135,8 @@ func minimizeLBFGS(ctx context.Context, fg func(x, g []float64) float64, x0 []fl
 		if sy := floats.Dot(sk, yk); sy > 0 {
 			s, y, rho = append(s, sk), append(y, yk), append(rho, 1/sy)
 		}
-		copy(x, xn)
-		copy(g, gn)
+		x, xn = xn, x // the accepted point becomes the iterate (no copy)
+		g, gn = gn, g
 		f = fn
 		hist = append(hist, f)
 		if progress != nil {
