@@ -14,8 +14,8 @@ import "math"
 // O(n² bw) of solving with every row of A (bandProblem.lossGrad).
 // G = X⁻¹AᵀAX⁻¹ = R K⁻² Rᵀ is then formed on X's band.
 type selEval struct {
-	n, bw, q, m int
-	// r[i*(q+1)+q−(i−j)] = R_ij for j ∈ [i−q, i].
+	n, bw, m int
+	// r[2i+1] = R_ii, r[2i] = R_{i,i−1} (q = 1).
 	r []float64
 	// Band storage by rows, width m+1: v[base(i)+j] = V_ij for
 	// j ∈ [i−m, i], base(i) = i*(m+1)+m−i.
@@ -38,7 +38,7 @@ func newSelEval(w *Workload, bw int) *selEval {
 		return nil
 	}
 	n := w.N()
-	e := &selEval{n: n, bw: bw, q: 1, m: bw}
+	e := &selEval{n: n, bw: bw, m: bw}
 	e.r = make([]float64, 2*n)
 	for i := 0; i < n; i++ {
 		eta := 1.0
@@ -63,7 +63,7 @@ func (e *selEval) base(i int) int { return i*(e.m+1) + e.m - i }
 // +Inf if X (equivalently K) is not positive definite, and, if gb != nil,
 // writes G on the band into gb (gb[i*bw+bw−1−d] = G_{i,i−d}).
 func (e *selEval) eval(xs, gb []float64) float64 {
-	n, bw, q, m := e.n, e.bw, e.q, e.m
+	n, bw, m := e.n, e.bw, e.m
 	// K = Rᵀ X R on the band: K_ij = Σ_{a∈[i,i+q]} Σ_{b∈[j,j+q]} R_ai X_ab R_bj
 	// (i ≥ j, i − j ≤ m), with X_ab = 0 for |a − b| ≥ bw.
 	k, l, s := e.k, e.l, e.s
@@ -71,7 +71,6 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 	// q = 1 (newSelEval): a ∈ {i, i+1}, b ∈ {j, j+1}, in the order of the
 	// general sums (each partial sum starts from 0 and adds its terms in
 	// order, so the bits are those of the loops over a and b).
-	_ = q
 	for i := 0; i < n; i++ {
 		bi := e.base(i)
 		ri, ri1 := r[2*i+1], 0.0 // R_ii, R_{i+1,i}

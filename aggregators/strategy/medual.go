@@ -371,20 +371,12 @@ type meEval struct {
 // eval computes P(W) and tr W for st through the quadrature.
 func (d *meDual) eval(st *meState, tol float64) (*meEval, error) {
 	n, bw, w1 := d.n, d.bw, d.bw+1
-	ev := &meEval{rinv: make([]symBlock, d.nc), w: make([]symBlock, d.nc)}
-	for c := range st.lam {
-		r, ok := blockFn(st.lam[c], func(x float64) float64 { return 1 / math.Sqrt(x) }, true)
-		if !ok {
-			return nil, errors.New("strategy: multi-epoch dual: multiplier not positive definite")
-		}
-		ev.rinv[c] = r
+	ev := &meEval{w: make([]symBlock, d.nc)}
+	kb, rinv, err := d.kOf(st)
+	if err != nil {
+		return nil, err
 	}
-	sq := make([]float64, n)
-	for t := range sq {
-		sq[t] = math.Sqrt(st.t[t])
-	}
-	kb := make([]float64, n*w1)
-	d.kBand(kb, ev.rinv, sq)
+	ev.rinv = rinv
 	lo, hi := d.spectrum(kb, st)
 	ev.q = newQuad(lo, hi, tol)
 	q := &ev.q
@@ -765,21 +757,15 @@ func (d *meDual) denseW(ctx context.Context, kb []float64, q quad) ([]float64, e
 // order, F = E Λ̂^{-½} per class with E = (Λ̂^{-½} P(W) Λ̂^{-½})^{-½}, so that
 // every pattern block of F W Fᵀ is I (set exactly).
 func (d *meDual) formX(ctx context.Context, st *meState, tol float64) (*mat.SymDense, error) {
-	n, w1 := d.n, d.bw+1
-	rinv := make([]symBlock, d.nc)
-	for c := range st.lam {
-		r, ok := blockFn(st.lam[c], func(x float64) float64 { return 1 / math.Sqrt(x) }, true)
-		if !ok {
-			return nil, errors.New("strategy: multi-epoch dual: multiplier not positive definite")
-		}
-		rinv[c] = r
+	n := d.n
+	kb, rinv, err := d.kOf(st)
+	if err != nil {
+		return nil, err
 	}
 	sq := make([]float64, n)
 	for t := range sq {
 		sq[t] = math.Sqrt(st.t[t])
 	}
-	kb := make([]float64, n*w1)
-	d.kBand(kb, rinv, sq)
 	lo, hi := d.spectrum(kb, st)
 	wd, err := d.denseW(ctx, kb, newQuad(lo, hi, tol))
 	if err != nil {
@@ -859,6 +845,25 @@ func (d *meDual) formX(ctx context.Context, st *meState, tol float64) (*mat.SymD
 		}
 	}
 	return x, nil
+}
+
+// kOf returns K's band for st and the blocks Λ̂^{-½} it is formed with.
+func (d *meDual) kOf(st *meState) (kb []float64, rinv []symBlock, err error) {
+	rinv = make([]symBlock, d.nc)
+	for c := range st.lam {
+		r, ok := blockFn(st.lam[c], func(x float64) float64 { return 1 / math.Sqrt(x) }, true)
+		if !ok {
+			return nil, nil, errors.New("strategy: multi-epoch dual: multiplier not positive definite")
+		}
+		rinv[c] = r
+	}
+	sq := make([]float64, d.n)
+	for t := range sq {
+		sq[t] = math.Sqrt(st.t[t])
+	}
+	kb = make([]float64, d.n*(d.bw+1))
+	d.kBand(kb, rinv, sq)
+	return kb, rinv, nil
 }
 
 // spectrum returns bounds [lo, hi] on the eigenvalues of K (band kb) for st.
