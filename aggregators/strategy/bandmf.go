@@ -143,12 +143,18 @@ func useSel(w *Workload, n int) bool {
 }
 
 // evalTag is the part of the cache key that says which evaluator optimized
-// a banded strategy (empty for the row solves, as before).
-func evalTag(w *Workload) string {
-	if useSel(w, w.N()) {
-		return "|eval=selinv"
+// a banded strategy with the given bands (empty for the row solves, as
+// before). From parMinRows bands the selected-inversion evaluator splits
+// its windows in two and sums their dot products in 16 lanes, which
+// changed its bits: "selinv2".
+func evalTag(w *Workload, bands int) string {
+	switch {
+	case !useSel(w, w.N()):
+		return ""
+	case bands >= parMinRows:
+		return "|eval=selinv2"
 	}
-	return ""
+	return "|eval=selinv"
 }
 
 func newMultiEpochProblem(w *Workload, b int) *bandProblem {

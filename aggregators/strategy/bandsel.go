@@ -1,6 +1,10 @@
 package strategy
 
-import "math"
+import (
+	"math"
+	"runtime"
+	"sync/atomic"
+)
 
 // selEval evaluates the BandMF objective through the banded matrix
 // K = Rᵀ X R, R = A⁻¹, for prefix sums with a learning-rate schedule,
@@ -13,19 +17,45 @@ import "math"
 // reverse mode, so that one evaluation costs O(n m²) instead of the
 // O(n² bw) of solving with every row of A (bandProblem.lossGrad).
 // G = X⁻¹AᵀAX⁻¹ = R K⁻² Rᵀ is then formed on X's band.
+//
+// With two threads (GOMAXPROCS ≥ 2) and windows of parMinRows rows or
+// more, each step's window pass is split over the caller and a helper
+// goroutine that spins between passes (par): a pass takes microseconds,
+// too little for channels. The split and the order of every sum depend
+// only on the window, so the bits are the same with one thread or two.
 type selEval struct {
 	n, bw, m int
 	// r[2i+1] = R_ii, r[2i] = R_{i,i−1} (q = 1).
 	r []float64
 	// Band storage by rows, width m+1: v[base(i)+j] = V_ij for
-	// j ∈ [i−m, i], base(i) = i*(m+1)+m−i.
-	k, l, lb, s, sb []float64
-	w, wb, y, yb    []float64
+	// j ∈ [i−m, i], base(i) = i*(m+1)+m−i. k holds K, then K̄.
+	k, l, s, sb []float64
+	// lb: L̄'s diagonal.
+	lb        []float64
+	wb, y, yb []float64
 	// Columns below the diagonal, column-major (c[j*m+a] = V_{j+1+a,j}):
 	// of L (lc), of S (sc) and of L̄ (lbc, which has no other copy), so
 	// that the column passes read them contiguously instead of one band
 	// row apart (same values, same bits).
 	lc, sc, lbc []float64
+	// kc and sbc: the columns of K̄ and S̄ below the diagonal (as lc), kc
+	// written by the steps of the reverse Cholesky, sbc by the passes of
+	// the reverse selected inversion.
+	kc, sbc []float64
+	// ya, wba: the accumulators of the first part of the window passes
+	// (par).
+	ya, wba []float64
+
+	// The window passes on two goroutines (par): the caller computes the
+	// first rows [0, split) and a helper goroutine, started by begin, the
+	// rest [split, cnt) of pass phase at step j (fields written before seq
+	// is incremented); the helper increments done when its rows are
+	// written.
+	helper               bool
+	phase, j, cnt, split int
+	seq, done            atomic.Uint64
+	// The arguments of eval, for the passes that form K and G.
+	xs, gb []float64
 }
 
 // newSelEval returns the evaluator for a bw-banded X and workload w, or nil
@@ -51,9 +81,12 @@ func newSelEval(w *Workload, bw int) *selEval {
 		}
 	}
 	sz := n * (e.m + 1)
-	e.k, e.l, e.lb, e.s, e.sb = make([]float64, sz), make([]float64, sz), make([]float64, sz), make([]float64, sz), make([]float64, sz)
-	e.w, e.wb, e.y, e.yb = make([]float64, e.m), make([]float64, e.m), make([]float64, e.m), make([]float64, e.m)
+	e.k, e.l, e.s, e.sb = make([]float64, sz), make([]float64, sz), make([]float64, sz), make([]float64, sz)
+	e.lb = make([]float64, n)
+	e.wb, e.y, e.yb = make([]float64, e.m), make([]float64, e.m), make([]float64, e.m)
+	e.ya, e.wba = make([]float64, e.m), make([]float64, e.m)
 	e.lc, e.sc, e.lbc = make([]float64, n*e.m), make([]float64, n*e.m), make([]float64, n*e.m)
+	e.kc, e.sbc = make([]float64, n*e.m), make([]float64, n*e.m)
 	return e
 }
 
@@ -63,15 +96,157 @@ func (e *selEval) base(i int) int { return i*(e.m+1) + e.m - i }
 // +Inf if X (equivalently K) is not positive definite, and, if gb != nil,
 // writes G on the band into gb (gb[i*bw+bw−1−d] = G_{i,i−d}).
 func (e *selEval) eval(xs, gb []float64) float64 {
-	n, bw, m := e.n, e.bw, e.m
+	n, m := e.n, e.m
 	// K = Rᵀ X R on the band: K_ij = Σ_{a∈[i,i+q]} Σ_{b∈[j,j+q]} R_ai X_ab R_bj
 	// (i ≥ j, i − j ≤ m), with X_ab = 0 for |a − b| ≥ bw.
 	k, l, s := e.k, e.l, e.s
-	r := e.r
+	e.xs, e.gb = xs, gb
+	e.begin()
+	defer e.end()
+	e.parRows(phaseK, n)
+	// Cholesky K = L Lᵀ, right-looking: column j of L from the current
+	// trailing matrix, then the rank-one update of the next m rows (the
+	// window). Products are converted to float64 before they are added
+	// (here and below), so that no compiler fuses them into FMAs: the
+	// bits do not depend on GOAMD64 or the architecture.
+	//
+	// The window passes go through par, which splits the rows of each
+	// window into two parts that may run on two goroutines; each part's
+	// sums are the same whichever goroutine computes it (bits independent
+	// of the worker count).
+	//
+	// Column j of L below the diagonal lives in lc only: the pass of step
+	// j−1 copies the entries of its rows (all but the last row of column j,
+	// whose entry is still K's) into lc as it updates them, so that step j
+	// reads them contiguously. The other passes do the same for S (from
+	// sc), K̄ (from kc) and S̄ (into sbc): the goroutine that owns a row
+	// writes its entries, and the steps read and write columns contiguously.
+	copy(l, k)
+	y := e.y
+	lc, sc := e.lc, e.sc
+	for j := 0; j < n; j++ {
+		bj := e.base(j)
+		v := l[bj+j]
+		if !(v > 0) {
+			return math.Inf(1)
+		}
+		ljj := math.Sqrt(v)
+		l[bj+j] = ljj
+		cnt := min(n-1, j+m) - j
+		cov := e.covered(j)
+		for a := 0; a < cov; a++ {
+			lc[j*m+a] /= ljj
+		}
+		for a := cov; a < cnt; a++ {
+			lc[j*m+a] = l[e.base(j+1+a)+j] / ljj
+		}
+		e.par(phaseChol, j, cnt)
+	}
+	// Selected inversion, j = n−1 … 0: with w = L_{j+1…j+m, j} and W the
+	// window S_{j+1…j+m, j+1…j+m}, S_{·,j} = −W w / L_jj below the diagonal
+	// and S_jj = (1/L_jj − w·S_{·,j}) / L_jj.
+	loss := 0.0
+	for j := n - 1; j >= 0; j-- {
+		cnt := min(n-1, j+m) - j
+		ljj := l[e.base(j)+j]
+		e.par(phaseSel, j, cnt) // y = W w
+		w := lc[j*m : j*m+cnt]
+		p := 0.0
+		cov := e.covered(j)
+		for a := 0; a < cnt; a++ {
+			v := -y[a] / ljj
+			sc[j*m+a] = v // into s by the pass of step j−1 (a < cov)
+			if a >= cov {
+				s[e.base(j+1+a)+j] = v
+			}
+			p += float64(w[a] * v)
+		}
+		sjj := (1/ljj - p) / ljj
+		s[e.base(j)+j] = sjj
+		loss += sjj
+	}
+	if gb == nil {
+		return loss
+	}
+	// Reverse mode: S̄ = ∂loss/∂S (S_jj̄ = 1), then L̄, then K̄.
+	sb, lb, wb, yb := e.sb, e.lb, e.wb, e.yb
+	clear(sb)
+	lbc, sbc := e.lbc, e.sbc
+	for j := 0; j < n; j++ {
+		sb[e.base(j)+j] = 1
+		lb[j] = 0
+	}
+	for j := 0; j < n; j++ {
+		cnt := min(n-1, j+m) - j
+		bj := e.base(j)
+		ljj := l[bj+j]
+		w := lc[j*m : j*m+cnt]
+		y := sc[j*m : j*m+cnt] // S_{j+1…j+cnt, j}
+		sbar := sb[bj+j]
+		p, q2 := 0.0, 0.0
+		for a := 0; a < cnt; a++ {
+			p += float64(w[a] * y[a])
+		}
+		lbar := sbar * (-2/(ljj*ljj*ljj) + p/(ljj*ljj))
+		cov := e.covered(j)
+		for a := 0; a < cnt; a++ {
+			wb[a] = -sbar * y[a] / ljj
+			sba := sbc[j*m+a] // S̄_{j+1+a, j}, copied by the pass of step j−1
+			if a >= cov {
+				sba = sb[e.base(j+1+a)+j]
+			}
+			sa := sba - float64(sbar*w[a])/ljj // adjoint of S_{j+1+a, j}
+			q2 += float64(sa * y[a])
+			yb[a] = -sa / ljj // adjoint of (W w)_a
+		}
+		lbar -= q2 / ljj
+		lb[j] += lbar
+		// (W w): w̄ += W ȳ; W̄ += ȳ wᵀ + w ȳᵀ (stored lower, diagonal once).
+		e.par(phaseRev, j, cnt)
+		copy(lbc[j*m:j*m+cnt], wb[:cnt]) // L̄ below the diagonal: only this step adds to column j
+	}
+	// Reverse Cholesky, j = n−1 … 0, accumulating K̄ into k (K is no
+	// longer needed). The update A_ik −= L_ij L_kj of the window passes Ā
+	// through and takes (Ā + Āᵀ)·L_{·j} from L̄_{·j} (a window product as in
+	// the selected inversion); then L_ij = A_ij / L_jj and L_jj = sqrt(A_jj).
+	kb, kc := k, e.kc
+	for j := n - 1; j >= 0; j-- {
+		bj := e.base(j)
+		ljj := l[bj+j]
+		cnt := min(n-1, j+m) - j
+		e.par(phaseRevChol, j, cnt) // y = W̄ w, W̄'s diagonal doubled
+		w := lc[j*m : j*m+cnt]
+		lbar := lb[j]
+		cov := e.covered(j)
+		for a := 0; a < cnt; a++ {
+			t := lbc[j*m+a] - y[a]
+			v := t / ljj
+			kc[j*m+a] = v // into kb by the pass of step j−1 (a < cov)
+			if a >= cov {
+				kb[e.base(j+1+a)+j] = v
+			}
+			lbar -= t * w[a] / ljj
+		}
+		kb[bj+j] = lbar / (2 * ljj)
+	}
+	e.end()
+	// H = K⁻² on the band: H_ij = −K̄_ij/2 (i ≠ j, stored once), H_ii = −K̄_ii.
+	// G = R H Rᵀ on X's band: G_ab = Σ_{i∈[a−q,a]} Σ_{j∈[b−q,b]} R_ai H_ij R_bj,
+	// |i − j| ≤ m always.
+	// q = 1: i ∈ {a−1, a}, j ∈ {b−1, b}, in the order of the general sums.
+	e.parRows(phaseG, n)
+	e.end()
+	return loss
+}
+
+// kRows forms the rows [lo, hi) of K = Rᵀ X R (xs as in eval).
+func (e *selEval) kRows(xs []float64, lo, hi int) {
+	n, bw, m := e.n, e.bw, e.m
+	k, r := e.k, e.r
 	// q = 1 (newSelEval): a ∈ {i, i+1}, b ∈ {j, j+1}, in the order of the
 	// general sums (each partial sum starts from 0 and adds its terms in
 	// order, so the bits are those of the loops over a and b).
-	for i := 0; i < n; i++ {
+	for i := lo; i < hi; i++ {
 		bi := e.base(i)
 		ri, ri1 := r[2*i+1], 0.0 // R_ii, R_{i+1,i}
 		if i+1 < n {
@@ -111,120 +286,11 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 			k[bi+j] = v
 		}
 	}
-	// Cholesky K = L Lᵀ, right-looking: column j of L from the current
-	// trailing matrix, then the rank-one update of the next m rows (the
-	// window). Products are converted to float64 before they are added
-	// (here and below), so that no compiler fuses them into FMAs: the
-	// bits do not depend on GOAMD64 or the architecture.
-	copy(l, k)
-	w, y := e.w, e.y
-	lc, sc := e.lc, e.sc
-	for j := 0; j < n; j++ {
-		bj := e.base(j)
-		v := l[bj+j]
-		if !(v > 0) {
-			return math.Inf(1)
-		}
-		ljj := math.Sqrt(v)
-		l[bj+j] = ljj
-		cnt := min(n-1, j+m) - j
-		for a := 0; a < cnt; a++ {
-			i := e.base(j+1+a) + j
-			l[i] /= ljj
-			w[a] = l[i]
-			lc[j*m+a] = l[i]
-		}
-		for a := 0; a < cnt; a++ {
-			i := j + 1 + a
-			bi := e.base(i)
-			selAxpy(-w[a], w[:a+1], l[bi+j+1:bi+i+1])
-		}
-	}
-	// Selected inversion, j = n−1 … 0: with w = L_{j+1…j+m, j} and W the
-	// window S_{j+1…j+m, j+1…j+m}, S_{·,j} = −W w / L_jj below the diagonal
-	// and S_jj = (1/L_jj − w·S_{·,j}) / L_jj.
-	loss := 0.0
-	for j := n - 1; j >= 0; j-- {
-		cnt := min(n-1, j+m) - j
-		ljj := l[e.base(j)+j]
-		w := e.window(s, 1, j, cnt, y)
-		p := 0.0
-		for a := 0; a < cnt; a++ {
-			v := -y[a] / ljj
-			s[e.base(j+1+a)+j] = v
-			sc[j*m+a] = v
-			p += float64(w[a] * v)
-		}
-		sjj := (1/ljj - p) / ljj
-		s[e.base(j)+j] = sjj
-		loss += sjj
-	}
-	if gb == nil {
-		return loss
-	}
-	// Reverse mode: S̄ = ∂loss/∂S (S_jj̄ = 1), then L̄, then K̄.
-	sb, lb, wb, yb := e.sb, e.lb, e.wb, e.yb
-	clear(sb)
-	clear(lb)
-	lbc := e.lbc
-	for j := 0; j < n; j++ {
-		sb[e.base(j)+j] = 1
-	}
-	for j := 0; j < n; j++ {
-		cnt := min(n-1, j+m) - j
-		bj := e.base(j)
-		ljj := l[bj+j]
-		w := lc[j*m : j*m+cnt]
-		y := sc[j*m : j*m+cnt] // S_{j+1…j+cnt, j}
-		sbar := sb[bj+j]
-		p, q2 := 0.0, 0.0
-		for a := 0; a < cnt; a++ {
-			p += float64(w[a] * y[a])
-		}
-		lbar := sbar * (-2/(ljj*ljj*ljj) + p/(ljj*ljj))
-		for a := 0; a < cnt; a++ {
-			wb[a] = -sbar * y[a] / ljj
-			sa := sb[e.base(j+1+a)+j] - float64(sbar*w[a])/ljj // adjoint of S_{j+1+a, j}
-			q2 += float64(sa * y[a])
-			yb[a] = -sa / ljj // adjoint of (W w)_a
-		}
-		lbar -= q2 / ljj
-		lb[bj+j] += lbar
-		// (W w): w̄ += W ȳ; W̄ += ȳ wᵀ + w ȳᵀ (stored lower, diagonal once).
-		for a := 0; a < cnt; a++ {
-			i := j + 1 + a
-			bi := e.base(i)
-			row := s[bi+j+1 : bi+i]
-			srow := sb[bi+j+1 : bi+i]
-			wb[a] += selRevRow(row, srow, w[:a], yb[:a], wb[:a], w[a], yb[a]) + float64(s[bi+i]*yb[a])
-			sb[bi+i] += float64(yb[a] * w[a])
-		}
-		copy(lbc[j*m:j*m+cnt], wb[:cnt]) // L̄ below the diagonal: only this step adds to column j
-	}
-	// Reverse Cholesky, j = n−1 … 0, accumulating K̄ into k (K is no
-	// longer needed). The update A_ik −= L_ij L_kj of the window passes Ā
-	// through and takes (Ā + Āᵀ)·L_{·j} from L̄_{·j} (a window product as in
-	// the selected inversion); then L_ij = A_ij / L_jj and L_jj = sqrt(A_jj).
-	kb := k
-	clear(kb)
-	for j := n - 1; j >= 0; j-- {
-		bj := e.base(j)
-		ljj := l[bj+j]
-		cnt := min(n-1, j+m) - j
-		w := e.window(kb, 2, j, cnt, y)
-		lbar := lb[bj+j]
-		for a := 0; a < cnt; a++ {
-			i := e.base(j+1+a) + j
-			t := lbc[j*m+a] - y[a]
-			kb[i] += t / ljj
-			lbar -= t * w[a] / ljj
-		}
-		kb[bj+j] += lbar / (2 * ljj)
-	}
-	// H = K⁻² on the band: H_ij = −K̄_ij/2 (i ≠ j, stored once), H_ii = −K̄_ii.
-	// G = R H Rᵀ on X's band: G_ab = Σ_{i∈[a−q,a]} Σ_{j∈[b−q,b]} R_ai H_ij R_bj,
-	// |i − j| ≤ m always.
-	// q = 1: i ∈ {a−1, a}, j ∈ {b−1, b}, in the order of the general sums.
+}
+
+// gRows forms the rows [lo, hi) of G on X's band from K̄ (in k).
+func (e *selEval) gRows(gb []float64, lo, hi int) {
+	bw, r, kb := e.bw, e.r, e.k
 	hAt := func(i, j int) float64 { // H_ij
 		if i == j {
 			return -kb[e.base(i)+j]
@@ -234,7 +300,7 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 		}
 		return -kb[e.base(j)+i] / 2
 	}
-	for a := 0; a < n; a++ {
+	for a := lo; a < hi; a++ {
 		ra, ra1 := r[2*a+1], r[2*a] // R_aa, R_{a,a−1}
 		for d := 0; d < bw && d <= a; d++ {
 			b := a - d
@@ -257,22 +323,232 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 			gb[a*bw+bw-1-d] = v
 		}
 	}
-	return loss
 }
 
-// window returns w = L_{j+1…j+cnt, j} (a slice of lc) and sets y = W w for
-// the symmetric window W = V_{j+1…j+cnt, j+1…j+cnt} of v (stored lower by
-// rows) with its diagonal multiplied by d: the selected inverse (v = S,
-// d = 1) and the reverse Cholesky update (v = K̄, d = 2).
-func (e *selEval) window(v []float64, d float64, j, cnt int, y []float64) []float64 {
-	w := e.lc[j*e.m : j*e.m+cnt]
-	clear(y[:cnt])
-	for a := 0; a < cnt; a++ {
-		i := j + 1 + a
-		bi := e.base(i)
-		y[a] += selFwdRow(v[bi+j+1:bi+i], w[:a], y[:a], w[a]) + float64(d*v[bi+i]*w[a])
+// The window passes of eval, each a loop over the rows a of the window
+// (rows j+1 … j+cnt). A row of the Cholesky update writes only its own row.
+// The others take a product with the symmetric window stored lower by
+// rows: row a adds its dot product to entry a of the result and its
+// multiples to the entries before a, so the rows [0, split) accumulate into
+// a result of their own (ya, wba), added to the result of the rows
+// [split, cnt) at the end (par).
+const (
+	// L_{i,·} −= L_{ij} L_{·j} on the window.
+	phaseChol = iota
+	// y = W w, W the window of S, w = L_{·j}.
+	phaseSel
+	// w̄ += W ȳ and W̄ += ȳ wᵀ + w ȳᵀ (lower, diagonal once).
+	phaseRev
+	// y = W̄ w, W̄ the window of K̄ with its diagonal doubled.
+	phaseRevChol
+	// The rows of K (kRows) and of G (gRows), independent of each other.
+	phaseK
+	phaseG
+	// phaseStop tells the helper goroutine to return.
+	phaseStop
+)
+
+// covered returns how many entries of column j below the diagonal the
+// pass of step j−1 writes into the column-major copies (lc, sbc) or the
+// band rows (s, k) as it goes over its window: those of the rows j+1 …
+// j−1+cnt(j−1), all but the last row of a full window.
+func (e *selEval) covered(j int) int {
+	if j == 0 {
+		return 0
 	}
-	return w
+	return min(e.n-1, j-1+e.m) - (j - 1) - 1
+}
+
+// parRows runs pass phase (phaseK, phaseG) over the rows [0, n), split in
+// two halves over the caller and the helper goroutine if there is one.
+func (e *selEval) parRows(phase, n int) {
+	if !e.helper {
+		e.rows(phase, 0, n, 0, n, false)
+		return
+	}
+	e.phase, e.j, e.cnt, e.split = phase, 0, n, n/2
+	g := e.seq.Add(1)
+	e.rows(phase, 0, n, 0, n/2, true)
+	waitFor(&e.done, g)
+}
+
+// rows computes the rows [lo, hi) of pass phase at step j: into ya or wba
+// if first, else into y or wb.
+func (e *selEval) rows(phase, j, cnt, lo, hi int, first bool) {
+	m := e.m
+	var w []float64 // L_{j+1…j+cnt, j}
+	if phase != phaseK && phase != phaseG {
+		w = e.lc[j*m : j*m+cnt]
+	}
+	switch phase {
+	case phaseK:
+		e.kRows(e.xs, lo, hi)
+	case phaseG:
+		e.gRows(e.gb, lo, hi)
+	case phaseChol:
+		// Row i's entry in column j+1 is final once the row is updated:
+		// copied into lc for step j+1 (a ≥ 1).
+		l, lc := e.l, e.lc[(j+1)*m:]
+		for a := lo; a < hi; a++ {
+			i := j + 1 + a
+			bi := e.base(i)
+			selAxpy(-w[a], w[:a+1], l[bi+j+1:bi+i+1])
+			if a > 0 {
+				lc[a-1] = l[bi+j+1]
+			}
+		}
+	case phaseSel, phaseRevChol:
+		// Column j+1 of S (of K̄) was computed by step j+1 into sc (kc):
+		// written into row i before the row is read (a ≥ 1).
+		v, vc, d, y := e.s, e.sc, 1.0, e.y
+		if phase == phaseRevChol {
+			v, vc, d = e.k, e.kc, 2
+		}
+		vc = vc[(j+1)*m:]
+		if first {
+			y = e.ya
+		}
+		fwd := selFwdRow
+		if cnt >= parMinRows {
+			fwd = selFwd16Row
+		}
+		for a := lo; a < hi; a++ {
+			i := j + 1 + a
+			bi := e.base(i)
+			if a > 0 {
+				v[bi+j+1] = vc[a-1]
+			}
+			y[a] += fwd(v[bi+j+1:bi+i], w[:a], y[:a], w[a]) + float64(d*v[bi+i]*w[a])
+		}
+	case phaseRev:
+		// Row i's S̄ entry in column j+1 is final once the row is updated:
+		// copied into sbc for step j+1 (a ≥ 1).
+		s, sb, yb, wb, sbc := e.s, e.sb, e.yb, e.wb, e.sbc[(j+1)*m:]
+		if first {
+			wb = e.wba
+		}
+		rev := selRevRow
+		if cnt >= parMinRows {
+			rev = selRev16Row
+		}
+		for a := lo; a < hi; a++ {
+			i := j + 1 + a
+			bi := e.base(i)
+			row := s[bi+j+1 : bi+i]
+			srow := sb[bi+j+1 : bi+i]
+			wb[a] += rev(row, srow, w[:a], yb[:a], wb[:a], w[a], yb[a]) + float64(s[bi+i]*yb[a])
+			sb[bi+i] += float64(yb[a] * w[a])
+			if a > 0 {
+				sbc[a-1] = srow[0]
+			}
+		}
+	}
+}
+
+// parMinRows is the smallest window whose passes are split in two: below
+// it a pass costs about a microsecond or less and handing part of it to
+// another goroutine does not pay. Smaller windows are one part, so that
+// the sums (and the strategies optimized before) are those of a single
+// loop over the rows.
+const parMinRows = 48
+
+// splitRow is where pass phase's window of cnt rows is split: row a costs
+// about a (the triangle left of the diagonal), so both parts cost the same
+// at cnt/√2. It depends only on cnt, not on the worker count.
+func splitRow(cnt int) int {
+	if cnt < parMinRows {
+		return 0
+	}
+	return int(0.7071 * float64(cnt))
+}
+
+// par runs pass phase at step j: the rows [split, cnt) on the helper
+// goroutine if there is one (else on the caller, after the others), the
+// rows [0, split) on the caller; then adds the first part's result to the
+// second's.
+func (e *selEval) par(phase, j, cnt int) {
+	split := splitRow(cnt)
+	switch phase {
+	case phaseSel, phaseRevChol:
+		clear(e.y[:cnt])
+		clear(e.ya[:split])
+	case phaseRev:
+		clear(e.wba[:split])
+	}
+	var g uint64
+	if e.helper && split > 0 {
+		e.phase, e.j, e.cnt, e.split = phase, j, cnt, split
+		g = e.seq.Add(1)
+	} else {
+		e.rows(phase, j, cnt, split, cnt, false)
+	}
+	e.rows(phase, j, cnt, 0, split, true)
+	if g != 0 {
+		waitFor(&e.done, g)
+	}
+	switch phase {
+	case phaseSel, phaseRevChol:
+		for a, v := range e.ya[:split] {
+			e.y[a] += v
+		}
+	case phaseRev:
+		for a, v := range e.wba[:split] {
+			e.wb[a] += v
+		}
+	}
+}
+
+// spinLimit is how many times a waiting goroutine polls before it yields
+// its thread (runtime.Gosched), so that it does not hold a CPU that the
+// goroutine it waits for needs (GOMAXPROCS 1, or other work running).
+const spinLimit = 1 << 12
+
+// begin starts the helper goroutine of the window passes if two threads
+// are available and the windows are large enough to be split.
+func (e *selEval) begin() {
+	e.helper = min(runtime.GOMAXPROCS(0), 2) > 1 && e.m >= parMinRows
+	if !e.helper {
+		return
+	}
+	e.seq.Store(0)
+	e.done.Store(0)
+	go e.serve()
+}
+
+// end stops the helper goroutine (a no-op if there is none).
+func (e *selEval) end() {
+	if !e.helper {
+		return
+	}
+	e.phase = phaseStop
+	waitFor(&e.done, e.seq.Add(1))
+	e.helper = false
+}
+
+// serve is the helper goroutine: it computes the rows [split, cnt) of each
+// pass it is handed, until phaseStop.
+func (e *selEval) serve() {
+	for g := uint64(1); ; g++ {
+		waitFor(&e.seq, g)
+		if e.phase == phaseStop {
+			e.done.Store(g)
+			return
+		}
+		e.rows(e.phase, e.j, e.cnt, e.split, e.cnt, false)
+		e.done.Store(g)
+	}
+}
+
+// waitFor polls v until it reaches g, yielding the thread every spinLimit
+// polls. A pass takes microseconds; a channel or a mutex (a futex wake each
+// time) would cost a large part of that.
+func waitFor(v *atomic.Uint64, g uint64) {
+	for i := 0; v.Load() < g; i++ {
+		if i == spinLimit {
+			runtime.Gosched()
+			i = 0
+		}
+	}
 }
 
 // selFwdRow returns Σ_b row[b]·w[b] and adds wa·row[b] to y[b] for
@@ -330,6 +606,81 @@ func selRevGo(row, srow, w, yb, wb []float64, wa, yba float64) float64 {
 		} else {
 			acc[0] += float64(r * y)
 		}
+		wb[b] += float64(yba * r)
+		srow[b] += float64(yba*w[b]) + float64(wa*y)
+	}
+	return acc.sum()
+}
+
+// selFwd16Row and selRev16Row are selFwdRow and selRevRow with the dot
+// product summed in 16 lanes (dot16Go): in windows of parMinRows rows and
+// more, where one accumulator's chain of adds would set the pace. Smaller
+// windows keep the four lanes, and with them the bits of the strategies
+// optimized with fewer bands.
+func selFwd16Row(row, w, y []float64, wa float64) float64 {
+	if useAVX2 {
+		return selFwd16AVX2(row, w[:len(row)], y[:len(row)], wa)
+	}
+	return selFwd16Go(row, w, y, wa)
+}
+
+func selRev16Row(row, srow, w, yb, wb []float64, wa, yba float64) float64 {
+	if useAVX2 {
+		n := len(row)
+		return selRev16AVX2(row, srow[:n], w[:n], yb[:n], wb[:n], wa, yba)
+	}
+	return selRev16Go(row, srow, w, yb, wb, wa, yba)
+}
+
+// lanes16 sums products in 16 lanes: lane b mod 16 over the full blocks of
+// 16, then the remaining full blocks of four into lanes 0–3, then the last
+// 0–3 products into lane 0 in order (add); sum reduces the lanes as
+// v_l = (a_l + a_{4+l}) + (a_{8+l} + a_{12+l}), then (v1+v3) + (v0+v2).
+type lanes16 struct {
+	a       [16]float64
+	n16, n4 int
+}
+
+func newLanes16(n int) lanes16 { return lanes16{n16: n &^ 15, n4: n &^ 3} }
+
+func (l *lanes16) add(b int, p float64) {
+	switch {
+	case b < l.n16:
+		l.a[b&15] += p
+	case b < l.n4:
+		l.a[b&3] += p
+	default:
+		l.a[0] += p
+	}
+}
+
+func (l *lanes16) sum() float64 {
+	var v [4]float64
+	for k := range v {
+		v[k] = (l.a[k] + l.a[4+k]) + (l.a[8+k] + l.a[12+k])
+	}
+	return (v[1] + v[3]) + (v[0] + v[2])
+}
+
+func selFwd16Go(row, w, y []float64, wa float64) float64 {
+	n := len(row)
+	w, y = w[:n], y[:n]
+	acc := newLanes16(n)
+	for b := 0; b < n; b++ {
+		r := row[b]
+		acc.add(b, float64(r*w[b]))
+		y[b] += float64(wa * r)
+	}
+	return acc.sum()
+}
+
+func selRev16Go(row, srow, w, yb, wb []float64, wa, yba float64) float64 {
+	n := len(row)
+	srow, w, yb, wb = srow[:n], w[:n], yb[:n], wb[:n]
+	acc := newLanes16(n)
+	for b := 0; b < n; b++ {
+		r, y := row[b], yb[b]
+		acc.add(b, float64(r*y))
 		wb[b] += float64(yba * r)
 		srow[b] += float64(yba*w[b]) + float64(wa*y)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -26,11 +28,14 @@ func TestSelEvalMatchesRows(t *testing.T) {
 		w  *Workload
 		bw int
 	}{{Prefix(1), 1}, {Prefix(2), 2}, {Prefix(37), 1}, {Prefix(37), 2}, {Prefix(64), 5}, {Prefix(101), 17}, {Prefix(60), 60},
-		{Momentum(50, 0, eta(50)), 7}, {Momentum(40, 0, eta(40)), 40}} {
+		{Momentum(50, 0, eta(50)), 7}, {Momentum(40, 0, eta(40)), 40},
+		// Windows of 48 rows and more are split in two parts (par): a full
+		// window, bw = n, and a schedule.
+		{Prefix(300), 100}, {Prefix(130), 130}, {Momentum(200, 0, eta(200)), 64}} {
 		p := newBandProblem(c.w, c.bw, func(i, j int) bool { return true })
 		theta := p.start(nil)
 		for k := range theta {
-			theta[k] *= 1 + 0.05*r.NormFloat64()
+			theta[k] *= 1 + 0.05*r.NormFloat64()*math.Min(1, 8/float64(c.bw))
 		}
 		xs := make([]float64, p.n*p.bw)
 		p.xFromParams(xs, theta)
@@ -68,6 +73,69 @@ func TestSelEvalMatchesRows(t *testing.T) {
 	}
 }
 
+// TestSelEvalWorkers: windows of parMinRows rows and more are split over
+// two goroutines when GOMAXPROCS allows; the loss and G have the same bits
+// with one thread and with two, and with two evaluations running at once
+// (four goroutines spinning on two threads: slower, but the same).
+func TestSelEvalWorkers(t *testing.T) {
+	for _, c := range []struct {
+		w  *Workload
+		bw int
+	}{{Prefix(300), 100}, {Momentum(200, 0, cosineEta(200)), 64}, {Prefix(150), 150}} {
+		p := newBandProblem(c.w, c.bw, func(i, j int) bool { return true })
+		xs := make([]float64, p.n*p.bw)
+		p.xFromParams(xs, p.start(nil))
+		run := func(procs int) (float64, []float64, uint64) {
+			old := runtime.GOMAXPROCS(procs)
+			defer runtime.GOMAXPROCS(old)
+			e := newSelEval(c.w, c.bw)
+			g := make([]float64, p.n*p.bw)
+			return e.eval(xs, g), g, e.seq.Load()
+		}
+		l1, g1, passes1 := run(1)
+		l2, g2, passes2 := run(2)
+		if passes1 != 0 || passes2 == 0 {
+			t.Fatalf("n=%d bw=%d: %d passes handed to a helper with one thread, %d with two", p.n, c.bw, passes1, passes2)
+		}
+		same := func(what string, l float64, g []float64) {
+			if !sameBits(l, l1) {
+				t.Fatalf("n=%d bw=%d %s: loss %v, one thread %v", p.n, c.bw, what, l, l1)
+			}
+			for i := range g {
+				if !sameBits(g[i], g1[i]) {
+					t.Fatalf("n=%d bw=%d %s: G entry %d %v, one thread %v", p.n, c.bw, what, i, g[i], g1[i])
+				}
+			}
+		}
+		same("two threads", l2, g2)
+		var wg sync.WaitGroup
+		res := make([][]float64, 2)
+		loss := make([]float64, 2)
+		for k := range res {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				e := newSelEval(c.w, c.bw)
+				res[k] = make([]float64, p.n*p.bw)
+				loss[k] = e.eval(xs, res[k])
+			}()
+		}
+		wg.Wait()
+		same("two at once", loss[0], res[0])
+		same("two at once", loss[1], res[1])
+	}
+}
+
+// cosineEta is a learning-rate schedule for tests: a cosine decay from 1
+// to 0.1 over n rounds.
+func cosineEta(n int) []float64 {
+	e := make([]float64, n)
+	for i := range e {
+		e[i] = 0.1 + 0.45*(1+math.Cos(math.Pi*float64(i)/float64(n)))
+	}
+	return e
+}
+
 func mustCustom(t *testing.T, w *Workload) *Workload {
 	c, err := Custom("file", w.A())
 	if err != nil {
@@ -78,7 +146,7 @@ func mustCustom(t *testing.T, w *Workload) *Workload {
 
 // TestSelKernelsBitIdentical: the AVX2 kernels of the selected-inversion
 // evaluator give the bits of their Go forms (so results do not depend on
-// the CPU or on -tags purego), for every length from 0 to 41.
+// the CPU or on -tags purego), for every length from 0 to 70.
 func TestSelKernelsBitIdentical(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no AVX2: the Go forms are used")
@@ -91,7 +159,7 @@ func TestSelKernelsBitIdentical(t *testing.T) {
 		}
 		return v
 	}
-	for n := 0; n <= 41; n++ {
+	for n := 0; n <= 70; n++ {
 		row, w, y, srow, yb, wb := vec(n), vec(n), vec(n), vec(n), vec(n), vec(n)
 		wa, yba := r.NormFloat64(), r.NormFloat64()
 		y2, srow2, wb2 := append([]float64(nil), y...), append([]float64(nil), srow...), append([]float64(nil), wb...)
@@ -100,6 +168,21 @@ func TestSelKernelsBitIdentical(t *testing.T) {
 		}
 		if a, b := selRevAVX2(row, srow, w, yb, wb, wa, yba), selRevGo(row, srow2, w, yb, wb2, wa, yba); !sameBits(a, b) {
 			t.Fatalf("n=%d: reverse sum %v, Go %v", n, a, b)
+		}
+		// The 16-lane forms, on copies of the outputs of the 4-lane ones.
+		y3, y4 := append([]float64(nil), y...), append([]float64(nil), y...)
+		srow3, srow4 := append([]float64(nil), srow...), append([]float64(nil), srow...)
+		wb3, wb4 := append([]float64(nil), wb...), append([]float64(nil), wb...)
+		if a, b := selFwd16AVX2(row, w, y3, wa), selFwd16Go(row, w, y4, wa); !sameBits(a, b) {
+			t.Fatalf("n=%d: 16-lane forward sum %v, Go %v", n, a, b)
+		}
+		if a, b := selRev16AVX2(row, srow3, w, yb, wb3, wa, yba), selRev16Go(row, srow4, w, yb, wb4, wa, yba); !sameBits(a, b) {
+			t.Fatalf("n=%d: 16-lane reverse sum %v, Go %v", n, a, b)
+		}
+		for i := 0; i < n; i++ {
+			if !sameBits(y3[i], y4[i]) || !sameBits(srow3[i], srow4[i]) || !sameBits(wb3[i], wb4[i]) {
+				t.Fatalf("n=%d, entry %d: 16-lane y %v/%v srow %v/%v wb %v/%v", n, i, y3[i], y4[i], srow3[i], srow4[i], wb3[i], wb4[i])
+			}
 		}
 		ax, ax2 := vec(n), []float64(nil)
 		ax2 = append(ax2, ax...)

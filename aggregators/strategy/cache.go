@@ -238,7 +238,7 @@ func (c *Cache) Optimal(ctx context.Context, w *Workload, opts FixedPointOptions
 // BandMF is BandMF through the cache.
 func (c *Cache) BandMF(ctx context.Context, w *Workload, bands int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
-	key := fmt.Sprintf("v%d|bandmf|%s|bands=%d|maxiter=%d|reltol=%g|store=%d%s", cacheFormat, w.Key(), bands, opts.MaxIter, opts.RelTol, opts.Store, evalTag(w))
+	key := fmt.Sprintf("v%d|bandmf|%s|bands=%d|maxiter=%d|reltol=%g|store=%d%s", cacheFormat, w.Key(), bands, opts.MaxIter, opts.RelTol, opts.Store, evalTag(w, bands))
 	f, err := c.get(key, func() (*Factorization, error) { return BandMF(ctx, w, bands, opts) })
 	if err != nil {
 		return nil, err
@@ -249,7 +249,7 @@ func (c *Cache) BandMF(ctx context.Context, w *Workload, bands int, opts LBFGSOp
 // BandMFUnequal is BandMFUnequal through the cache.
 func (c *Cache) BandMFUnequal(ctx context.Context, w *Workload, bands, b int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
-	key := fmt.Sprintf("v%d|bandmf-f|%s|bands=%d|b=%d|maxiter=%d|reltol=%g|store=%d%s", cacheFormat, w.Key(), bands, b, opts.MaxIter, opts.RelTol, opts.Store, evalTag(w))
+	key := fmt.Sprintf("v%d|bandmf-f|%s|bands=%d|b=%d|maxiter=%d|reltol=%g|store=%d%s", cacheFormat, w.Key(), bands, b, opts.MaxIter, opts.RelTol, opts.Store, evalTag(w, bands))
 	f, err := c.get(key, func() (*Factorization, error) { return BandMFUnequal(ctx, w, bands, b, opts) })
 	if err != nil {
 		return nil, err
@@ -273,7 +273,7 @@ func (c *Cache) MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOp
 		key := fmt.Sprintf("v%d|multi-epoch|%s|b=%d|maxiter=%d|method=dual", cacheFormat, w.Key(), b, opts.MaxIter)
 		return c.get(key, func() (*Factorization, error) { return MultiEpoch(ctx, w, b, opts) })
 	}
-	key := fmt.Sprintf("v%d|multi-epoch|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf%s", cacheFormat, w.Key(), b, opts.MaxIter, opts.RelTol, opts.Store, evalTag(w))
+	key := fmt.Sprintf("v%d|multi-epoch|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf%s", cacheFormat, w.Key(), b, opts.MaxIter, opts.RelTol, opts.Store, evalTag(w, min(b, w.N())))
 	f, err := c.get(key, func() (*Factorization, error) {
 		s, err := c.BandMF(ctx, w, min(b, w.N()), opts)
 		if err != nil {
@@ -297,7 +297,7 @@ func (c *Cache) MultiEpochUnequal(ctx context.Context, w *Workload, b int, opts 
 		key := fmt.Sprintf("v%d|multi-epoch-f|%s|b=%d|maxiter=%d|method=dual", cacheFormat, w.Key(), b, opts.MaxIter)
 		return c.get(key, func() (*Factorization, error) { return MultiEpochUnequal(ctx, w, b, opts) })
 	}
-	key := fmt.Sprintf("v%d|multi-epoch-f|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf-f%s", cacheFormat, w.Key(), b, opts.MaxIter, opts.RelTol, opts.Store, evalTag(w))
+	key := fmt.Sprintf("v%d|multi-epoch-f|%s|b=%d|maxiter=%d|reltol=%g|store=%d|start=bandmf-f%s", cacheFormat, w.Key(), b, opts.MaxIter, opts.RelTol, opts.Store, evalTag(w, min(b, w.N())))
 	f, err := c.get(key, func() (*Factorization, error) {
 		s, err := c.BandMFUnequal(ctx, w, min(b, w.N()), b, opts)
 		if err != nil {

@@ -33,3 +33,13 @@ func selRevAVX2(row, srow, w, yb, wb []float64, wa, yba float64) float64
 //
 //go:noescape
 func selAxpyAVX2(a float64, x, y []float64)
+
+// selFwd16AVX2 is selFwd16Go in AVX2 (kernel_amd64.s), bit for bit.
+//
+//go:noescape
+func selFwd16AVX2(row, w, y []float64, wa float64) float64
+
+// selRev16AVX2 is selRev16Go in AVX2 (kernel_amd64.s), bit for bit.
+//
+//go:noescape
+func selRev16AVX2(row, srow, w, yb, wb []float64, wa, yba float64) float64

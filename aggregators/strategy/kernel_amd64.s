@@ -305,3 +305,245 @@ xtailloop:
 xend:
 	VZEROUPPER
 	RET
+
+// func selFwd16AVX2(row, w, y []float64, wa float64) float64
+//
+// selFwd16Go in AVX2, bit for bit: selFwdAVX2 with the dot product summed
+// in 16 lanes (four accumulators) as dot16Go sums, so that the adds do not
+// wait on one accumulator's chain.
+TEXT ·selFwd16AVX2(SB), NOSPLIT, $0-88
+	MOVQ row_base+0(FP), SI
+	MOVQ row_len+8(FP), CX
+	MOVQ w_base+24(FP), R8
+	MOVQ y_base+48(FP), R9
+	VBROADCASTSD wa+72(FP), Y15
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	XORQ AX, AX
+	CMPQ DX, $0
+	JE   gfour
+
+gloop16:
+	VMOVUPD (SI)(AX*8), Y4
+	VMULPD  (R8)(AX*8), Y4, Y5
+	VADDPD  Y5, Y0, Y0
+	VMULPD  Y15, Y4, Y6
+	VADDPD  (R9)(AX*8), Y6, Y6
+	VMOVUPD Y6, (R9)(AX*8)
+	VMOVUPD 32(SI)(AX*8), Y4
+	VMULPD  32(R8)(AX*8), Y4, Y5
+	VADDPD  Y5, Y1, Y1
+	VMULPD  Y15, Y4, Y6
+	VADDPD  32(R9)(AX*8), Y6, Y6
+	VMOVUPD Y6, 32(R9)(AX*8)
+	VMOVUPD 64(SI)(AX*8), Y4
+	VMULPD  64(R8)(AX*8), Y4, Y5
+	VADDPD  Y5, Y2, Y2
+	VMULPD  Y15, Y4, Y6
+	VADDPD  64(R9)(AX*8), Y6, Y6
+	VMOVUPD Y6, 64(R9)(AX*8)
+	VMOVUPD 96(SI)(AX*8), Y4
+	VMULPD  96(R8)(AX*8), Y4, Y5
+	VADDPD  Y5, Y3, Y3
+	VMULPD  Y15, Y4, Y6
+	VADDPD  96(R9)(AX*8), Y6, Y6
+	VMOVUPD Y6, 96(R9)(AX*8)
+	ADDQ    $16, AX
+	CMPQ    AX, DX
+	JLT     gloop16
+
+gfour:
+	MOVQ CX, DX
+	ANDQ $-4, DX
+	CMPQ AX, DX
+	JGE  gtail
+
+gloop4:
+	VMOVUPD (SI)(AX*8), Y4
+	VMULPD  (R8)(AX*8), Y4, Y5
+	VADDPD  Y5, Y0, Y0
+	VMULPD  Y15, Y4, Y6
+	VADDPD  (R9)(AX*8), Y6, Y6
+	VMOVUPD Y6, (R9)(AX*8)
+	ADDQ    $4, AX
+	CMPQ    AX, DX
+	JLT     gloop4
+
+gtail:
+	// Lanes 2 and 3 aside; VEX scalar ops below clear the upper halves.
+	VEXTRACTF128 $1, Y0, X8
+	VEXTRACTF128 $1, Y1, X11
+	VEXTRACTF128 $1, Y2, X12
+	VEXTRACTF128 $1, Y3, X13
+	CMPQ AX, CX
+	JGE  gred
+
+gtailloop:
+	VMOVSD (SI)(AX*8), X4
+	VMULSD (R8)(AX*8), X4, X5
+	VADDSD X5, X0, X0
+	VMULSD X15, X4, X6
+	VADDSD (R9)(AX*8), X6, X6
+	VMOVSD X6, (R9)(AX*8)
+	INCQ   AX
+	CMPQ   AX, CX
+	JLT    gtailloop
+
+gred:
+	// v_l = (a_l + a_(4+l)) + (a_(8+l) + a_(12+l)), then (v1+v3) + (v0+v2).
+	VADDPD    X1, X0, X0
+	VADDPD    X3, X2, X2
+	VADDPD    X2, X0, X0
+	VADDPD    X11, X8, X8
+	VADDPD    X13, X12, X12
+	VADDPD    X12, X8, X8
+	VADDPD    X8, X0, X0
+	VUNPCKHPD X0, X0, X4
+	VADDSD    X0, X4, X4
+	VMOVSD    X4, ret+80(FP)
+	VZEROUPPER
+	RET
+
+// func selRev16AVX2(row, srow, w, yb, wb []float64, wa, yba float64) float64
+//
+// selRev16Go in AVX2, bit for bit: selRevAVX2 with the dot product summed
+// in 16 lanes as dot16Go sums.
+TEXT ·selRev16AVX2(SB), NOSPLIT, $0-144
+	MOVQ row_base+0(FP), SI
+	MOVQ row_len+8(FP), CX
+	MOVQ srow_base+24(FP), DI
+	MOVQ w_base+48(FP), R8
+	MOVQ yb_base+72(FP), R9
+	MOVQ wb_base+96(FP), R10
+	VBROADCASTSD wa+120(FP), Y14
+	VBROADCASTSD yba+128(FP), Y15
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	XORQ AX, AX
+	CMPQ DX, $0
+	JE   hfour
+
+hloop16:
+	VMOVUPD (SI)(AX*8), Y4
+	VMOVUPD (R9)(AX*8), Y5
+	VMULPD  Y5, Y4, Y6
+	VADDPD  Y6, Y0, Y0
+	VMULPD  Y15, Y4, Y7
+	VADDPD  (R10)(AX*8), Y7, Y7
+	VMOVUPD Y7, (R10)(AX*8)
+	VMULPD  (R8)(AX*8), Y15, Y9
+	VMULPD  Y14, Y5, Y10
+	VADDPD  Y10, Y9, Y9
+	VADDPD  (DI)(AX*8), Y9, Y9
+	VMOVUPD Y9, (DI)(AX*8)
+	VMOVUPD 32(SI)(AX*8), Y4
+	VMOVUPD 32(R9)(AX*8), Y5
+	VMULPD  Y5, Y4, Y6
+	VADDPD  Y6, Y1, Y1
+	VMULPD  Y15, Y4, Y7
+	VADDPD  32(R10)(AX*8), Y7, Y7
+	VMOVUPD Y7, 32(R10)(AX*8)
+	VMULPD  32(R8)(AX*8), Y15, Y9
+	VMULPD  Y14, Y5, Y10
+	VADDPD  Y10, Y9, Y9
+	VADDPD  32(DI)(AX*8), Y9, Y9
+	VMOVUPD Y9, 32(DI)(AX*8)
+	VMOVUPD 64(SI)(AX*8), Y4
+	VMOVUPD 64(R9)(AX*8), Y5
+	VMULPD  Y5, Y4, Y6
+	VADDPD  Y6, Y2, Y2
+	VMULPD  Y15, Y4, Y7
+	VADDPD  64(R10)(AX*8), Y7, Y7
+	VMOVUPD Y7, 64(R10)(AX*8)
+	VMULPD  64(R8)(AX*8), Y15, Y9
+	VMULPD  Y14, Y5, Y10
+	VADDPD  Y10, Y9, Y9
+	VADDPD  64(DI)(AX*8), Y9, Y9
+	VMOVUPD Y9, 64(DI)(AX*8)
+	VMOVUPD 96(SI)(AX*8), Y4
+	VMOVUPD 96(R9)(AX*8), Y5
+	VMULPD  Y5, Y4, Y6
+	VADDPD  Y6, Y3, Y3
+	VMULPD  Y15, Y4, Y7
+	VADDPD  96(R10)(AX*8), Y7, Y7
+	VMOVUPD Y7, 96(R10)(AX*8)
+	VMULPD  96(R8)(AX*8), Y15, Y9
+	VMULPD  Y14, Y5, Y10
+	VADDPD  Y10, Y9, Y9
+	VADDPD  96(DI)(AX*8), Y9, Y9
+	VMOVUPD Y9, 96(DI)(AX*8)
+	ADDQ    $16, AX
+	CMPQ    AX, DX
+	JLT     hloop16
+
+hfour:
+	MOVQ CX, DX
+	ANDQ $-4, DX
+	CMPQ AX, DX
+	JGE  htail
+
+hloop4:
+	VMOVUPD (SI)(AX*8), Y4
+	VMOVUPD (R9)(AX*8), Y5
+	VMULPD  Y5, Y4, Y6
+	VADDPD  Y6, Y0, Y0
+	VMULPD  Y15, Y4, Y7
+	VADDPD  (R10)(AX*8), Y7, Y7
+	VMOVUPD Y7, (R10)(AX*8)
+	VMULPD  (R8)(AX*8), Y15, Y9
+	VMULPD  Y14, Y5, Y10
+	VADDPD  Y10, Y9, Y9
+	VADDPD  (DI)(AX*8), Y9, Y9
+	VMOVUPD Y9, (DI)(AX*8)
+	ADDQ    $4, AX
+	CMPQ    AX, DX
+	JLT     hloop4
+
+htail:
+	// Lanes 2 and 3 aside; VEX scalar ops below clear the upper halves.
+	VEXTRACTF128 $1, Y0, X8
+	VEXTRACTF128 $1, Y1, X11
+	VEXTRACTF128 $1, Y2, X12
+	VEXTRACTF128 $1, Y3, X13
+	CMPQ AX, CX
+	JGE  hred
+
+htailloop:
+	VMOVSD (SI)(AX*8), X4
+	VMOVSD (R9)(AX*8), X5
+	VMULSD X5, X4, X6
+	VADDSD X6, X0, X0
+	VMULSD X15, X4, X7
+	VADDSD (R10)(AX*8), X7, X7
+	VMOVSD X7, (R10)(AX*8)
+	VMULSD (R8)(AX*8), X15, X9
+	VMULSD X14, X5, X10
+	VADDSD X10, X9, X9
+	VADDSD (DI)(AX*8), X9, X9
+	VMOVSD X9, (DI)(AX*8)
+	INCQ   AX
+	CMPQ   AX, CX
+	JLT    htailloop
+
+hred:
+	// v_l = (a_l + a_(4+l)) + (a_(8+l) + a_(12+l)), then (v1+v3) + (v0+v2).
+	VADDPD    X1, X0, X0
+	VADDPD    X3, X2, X2
+	VADDPD    X2, X0, X0
+	VADDPD    X11, X8, X8
+	VADDPD    X13, X12, X12
+	VADDPD    X12, X8, X8
+	VADDPD    X8, X0, X0
+	VUNPCKHPD X0, X0, X4
+	VADDSD    X0, X4, X4
+	VMOVSD    X4, ret+136(FP)
+	VZEROUPPER
+	RET

@@ -23,3 +23,11 @@ func selRevAVX2(row, srow, w, yb, wb []float64, wa, yba float64) float64 {
 func selAxpyAVX2(a float64, x, y []float64) {
 	panic("strategy: selAxpyAVX2 without amd64 assembly")
 }
+
+func selFwd16AVX2(row, w, y []float64, wa float64) float64 {
+	panic("strategy: selFwd16AVX2 without amd64 assembly")
+}
+
+func selRev16AVX2(row, srow, w, yb, wb []float64, wa, yba float64) float64 {
+	panic("strategy: selRev16AVX2 without amd64 assembly")
+}
