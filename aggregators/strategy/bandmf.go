@@ -637,7 +637,10 @@ func (p *bandProblem) solve(ctx context.Context, opts LBFGSOptions) (*Factorizat
 	for k := range u0 {
 		u0[k] = theta[k] / scale[k]
 	}
-	res, err := minimizeLBFGS(ctx, fgU, u0, opts.Store, opts.MaxIter, opts.RelTol, opts.Progress)
+	// The problems whose evaluator splits its windows (evalTag "selinv2")
+	// also split L-BFGS's two-loop recursion in halves.
+	halves := p.selOn && !p.dense && p.bw >= parMinRows
+	res, err := minimizeLBFGS(ctx, fgU, u0, opts.Store, opts.MaxIter, opts.RelTol, opts.Progress, halves)
 	if err != nil {
 		return nil, fmt.Errorf("strategy: optimization interrupted: %w", err)
 	}

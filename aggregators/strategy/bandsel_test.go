@@ -90,7 +90,7 @@ func TestSelEvalWorkers(t *testing.T) {
 			defer runtime.GOMAXPROCS(old)
 			e := newSelEval(c.w, c.bw)
 			g := make([]float64, p.n*p.bw)
-			return e.eval(xs, g), g, e.seq.Load()
+			return e.eval(xs, g), g, e.pair.seq.Load()
 		}
 		l1, g1, passes1 := run(1)
 		l2, g2, passes2 := run(2)

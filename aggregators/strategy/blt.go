@@ -435,7 +435,7 @@ func OptimizeBLT(ctx context.Context, w *Workload, m int, p participation.Schema
 		starts = append(starts, grown)
 	}
 	for _, z0 := range starts {
-		res, err := minimizeLBFGS(ctx, fg, z0, opts.Store, opts.MaxIter, opts.RelTol, opts.Progress)
+		res, err := minimizeLBFGS(ctx, fg, z0, opts.Store, opts.MaxIter, opts.RelTol, opts.Progress, false)
 		if err != nil {
 			return nil, fmt.Errorf("strategy: optimization interrupted: %w", err)
 		}

@@ -144,7 +144,7 @@ func OptimizeBandedToeplitz(ctx context.Context, w *Workload, bands int, p parti
 	obj := newBLTObjective(w, a, p, 0) // reuses the sensitivity pattern and the workload convolution
 	fg := func(z, g []float64) float64 { return obj.bandedToeplitzLogLoss(bands, z, g) }
 	nu, _ := NuCoefficients(bands, 0)
-	res, err := minimizeLBFGS(ctx, fg, append([]float64(nil), nu[1:]...), opts.Store, opts.MaxIter, opts.RelTol, opts.Progress)
+	res, err := minimizeLBFGS(ctx, fg, append([]float64(nil), nu[1:]...), opts.Store, opts.MaxIter, opts.RelTol, opts.Progress, false)
 	if err != nil {
 		return nil, fmt.Errorf("strategy: optimization interrupted: %w", err)
 	}
