@@ -485,7 +485,7 @@ Files: ` + "`table2.{md,csv,json}`" + ` (seed 003 Table 2), ` + "`seed000.{md,js
 			fmt.Fprintf(&b, "%s %s %s %.0f s, ", r.Mechanism, r.Bands, r.EqualNorms, r.Seconds)
 		}
 	}
-	b.WriteString("each including its warm start where it had to be computed (multi-epoch starts from BandMF with 342 bands of the same variant); every other call takes seconds.\n\n")
+	b.WriteString("and every other call under 30 s (`raw/timings.tsv` lists them all).\n\n")
 	within, cells, worst, where := agreement(t2)
 	b.WriteString("## Seed 003 Table 2 (n = 2052, k = 6, b = 342)\n\n")
 	b.WriteString(table2Intro + "\n" + t2md + "\n")
