@@ -373,6 +373,7 @@ func (e *selEval) parRows(phase, n int) {
 func (e *selEval) rows(phase, j, cnt, lo, hi int, first bool) {
 	m := e.m
 	var w []float64 // L_{j+1…j+cnt, j}
+	wide := cnt >= parMinRows
 	if phase != phaseK && phase != phaseG {
 		w = e.lc[j*m : j*m+cnt]
 	}
@@ -404,17 +405,13 @@ func (e *selEval) rows(phase, j, cnt, lo, hi int, first bool) {
 		if first {
 			y = e.ya
 		}
-		fwd := selFwdRow
-		if cnt >= parMinRows {
-			fwd = selFwd16Row
-		}
 		for a := lo; a < hi; a++ {
 			i := j + 1 + a
 			bi := e.base(i)
 			if a > 0 {
 				v[bi+j+1] = vc[a-1]
 			}
-			y[a] += fwd(v[bi+j+1:bi+i], w[:a], y[:a], w[a]) + float64(d*v[bi+i]*w[a])
+			y[a] += selFwdRow(v[bi+j+1:bi+i], w[:a], y[:a], w[a], wide) + float64(d*v[bi+i]*w[a])
 		}
 	case phaseRev:
 		// Row i's S̄ entry in column j+1 is final once the row is updated:
@@ -423,16 +420,12 @@ func (e *selEval) rows(phase, j, cnt, lo, hi int, first bool) {
 		if first {
 			wb = e.wba
 		}
-		rev := selRevRow
-		if cnt >= parMinRows {
-			rev = selRev16Row
-		}
 		for a := lo; a < hi; a++ {
 			i := j + 1 + a
 			bi := e.base(i)
 			row := s[bi+j+1 : bi+i]
 			srow := sb[bi+j+1 : bi+i]
-			wb[a] += rev(row, srow, w[:a], yb[:a], wb[:a], w[a], yb[a]) + float64(s[bi+i]*yb[a])
+			wb[a] += selRevRow(row, srow, w[:a], yb[:a], wb[:a], w[a], yb[a], wide) + float64(s[bi+i]*yb[a])
 			sb[bi+i] += float64(yb[a] * w[a])
 			if a > 0 {
 				sbc[a-1] = srow[0]
@@ -441,12 +434,19 @@ func (e *selEval) rows(phase, j, cnt, lo, hi int, first bool) {
 	}
 }
 
-// parMinRows is the smallest window whose passes are split in two: below
-// it a pass costs about a microsecond or less and handing part of it to
-// another goroutine does not pay. Smaller windows are one part, so that
-// the sums (and the strategies optimized before) are those of a single
-// loop over the rows.
-const parMinRows = 48
+// parMinRows is the smallest window whose passes are split in two (and
+// summed in 16 lanes). A pass over a window of m rows takes about
+// m²/11 ns on one thread here, so below 128 rows it takes a microsecond
+// or two and handing half of it to another goroutine gains little: one
+// evaluation at n = 8192 with 64 bands took 45 ms split against 49 ms not,
+// at n = 2052 with 128 bands 22–24 ms against 30 ms, and with 342 bands
+// 74–80 ms against 129–134 ms. In the stretches when this machine's two
+// threads run slower together (evaluations at 342 bands then take
+// 112–116 ms), the split lost at 128 bands (40 ms against 28–32 ms) but
+// still won at 342. Smaller windows are one part, so that their sums (and
+// the strategies optimized before) are those of a single loop over the
+// rows.
+const parMinRows = 128
 
 // splitShare is the first part's share of a window's rows. Row a costs
 // about a (the triangle left of the diagonal), so the flops split evenly at
@@ -499,98 +499,52 @@ func (e *selEval) par(phase, j, cnt int) {
 }
 
 // selFwdRow returns Σ_b row[b]·w[b] and adds wa·row[b] to y[b] for
-// b < len(row) (selFwdGo, or its AVX2 form).
-func selFwdRow(row, w, y []float64, wa float64) float64 {
+// b < len(row) (selFwdGo, or its AVX2 form). The sum runs in four lanes,
+// or in 16 if wide (lanes): the windows of parMinRows rows and more are
+// wide, where one accumulator's chain of adds would set the pace; smaller
+// windows keep the four lanes, and with them the bits of the strategies
+// optimized with fewer bands.
+func selFwdRow(row, w, y []float64, wa float64, wide bool) float64 {
 	if useAVX2 {
-		return selFwdAVX2(row, w[:len(row)], y[:len(row)], wa)
+		n := len(row)
+		return selFwdAVX2(row, w[:n], y[:n], wa, wide)
 	}
-	return selFwdGo(row, w, y, wa)
+	return selFwdGo(row, w, y, wa, wide)
 }
 
 // selRevRow is the adjoint of one selFwdRow row: it returns
 // Σ_b row[b]·yb[b] (w̄_a), adds yba·row[b] to wb[b] and yba·w[b] + wa·yb[b]
 // to srow[b] (selRevGo, or its AVX2 form).
-func selRevRow(row, srow, w, yb, wb []float64, wa, yba float64) float64 {
+func selRevRow(row, srow, w, yb, wb []float64, wa, yba float64, wide bool) float64 {
 	if useAVX2 {
 		n := len(row)
-		return selRevAVX2(row, srow[:n], w[:n], yb[:n], wb[:n], wa, yba)
+		return selRevAVX2(row, srow[:n], w[:n], yb[:n], wb[:n], wa, yba, wide)
 	}
-	return selRevGo(row, srow, w, yb, wb, wa, yba)
+	return selRevGo(row, srow, w, yb, wb, wa, yba, wide)
 }
 
-// lanes4 sums products as the AVX2 kernels do: lane b mod 4 over the full
-// blocks of four, the rest into lane 0 in order, then (l1+l3) + (l0+l2).
-type lanes4 [4]float64
-
-func (l *lanes4) sum() float64 { return (l[1] + l[3]) + (l[0] + l[2]) }
-
-func selFwdGo(row, w, y []float64, wa float64) float64 {
-	n := len(row)
-	w, y = w[:n], y[:n]
-	var acc lanes4
-	full := n &^ 3
-	for b := 0; b < n; b++ {
-		r := row[b]
-		if b < full {
-			acc[b&3] += float64(r * w[b])
-		} else {
-			acc[0] += float64(r * w[b])
-		}
-		y[b] += float64(wa * r)
-	}
-	return acc.sum()
-}
-
-func selRevGo(row, srow, w, yb, wb []float64, wa, yba float64) float64 {
-	n := len(row)
-	srow, w, yb, wb = srow[:n], w[:n], yb[:n], wb[:n]
-	var acc lanes4
-	full := n &^ 3
-	for b := 0; b < n; b++ {
-		r, y := row[b], yb[b]
-		if b < full {
-			acc[b&3] += float64(r * y)
-		} else {
-			acc[0] += float64(r * y)
-		}
-		wb[b] += float64(yba * r)
-		srow[b] += float64(yba*w[b]) + float64(wa*y)
-	}
-	return acc.sum()
-}
-
-// selFwd16Row and selRev16Row are selFwdRow and selRevRow with the dot
-// product summed in 16 lanes (dot16Go): in windows of parMinRows rows and
-// more, where one accumulator's chain of adds would set the pace. Smaller
-// windows keep the four lanes, and with them the bits of the strategies
-// optimized with fewer bands.
-func selFwd16Row(row, w, y []float64, wa float64) float64 {
-	if useAVX2 {
-		return selFwd16AVX2(row, w[:len(row)], y[:len(row)], wa)
-	}
-	return selFwd16Go(row, w, y, wa)
-}
-
-func selRev16Row(row, srow, w, yb, wb []float64, wa, yba float64) float64 {
-	if useAVX2 {
-		n := len(row)
-		return selRev16AVX2(row, srow[:n], w[:n], yb[:n], wb[:n], wa, yba)
-	}
-	return selRev16Go(row, srow, w, yb, wb, wa, yba)
-}
-
-// lanes16 sums products in 16 lanes: lane b mod 16 over the full blocks of
-// 16, then the remaining full blocks of four into lanes 0–3, then the last
-// 0–3 products into lane 0 in order (add); sum reduces the lanes as
+// lanes sums products as the AVX2 kernels do. Four lanes: lane b mod 4
+// over the full blocks of four, the last 0–3 products into lane 0 in order,
+// then (l1+l3) + (l0+l2). Sixteen (wide): lane b mod 16 over the full
+// blocks of 16, then the remaining full blocks of four into lanes 0–3 and
+// the last 0–3 products into lane 0, reduced as
 // v_l = (a_l + a_{4+l}) + (a_{8+l} + a_{12+l}), then (v1+v3) + (v0+v2).
-type lanes16 struct {
+// Four lanes are the wide sum with no block of 16 (lanes 4–15 stay +0, and
+// x + 0 = x for every lane value a sum from +0 can take).
+type lanes struct {
 	a       [16]float64
 	n16, n4 int
 }
 
-func newLanes16(n int) lanes16 { return lanes16{n16: n &^ 15, n4: n &^ 3} }
+func newLanes(n int, wide bool) lanes {
+	l := lanes{n4: n &^ 3}
+	if wide {
+		l.n16 = n &^ 15
+	}
+	return l
+}
 
-func (l *lanes16) add(b int, p float64) {
+func (l *lanes) add(b int, p float64) {
 	switch {
 	case b < l.n16:
 		l.a[b&15] += p
@@ -601,7 +555,7 @@ func (l *lanes16) add(b int, p float64) {
 	}
 }
 
-func (l *lanes16) sum() float64 {
+func (l *lanes) sum() float64 {
 	var v [4]float64
 	for k := range v {
 		v[k] = (l.a[k] + l.a[4+k]) + (l.a[8+k] + l.a[12+k])
@@ -609,10 +563,10 @@ func (l *lanes16) sum() float64 {
 	return (v[1] + v[3]) + (v[0] + v[2])
 }
 
-func selFwd16Go(row, w, y []float64, wa float64) float64 {
+func selFwdGo(row, w, y []float64, wa float64, wide bool) float64 {
 	n := len(row)
 	w, y = w[:n], y[:n]
-	acc := newLanes16(n)
+	acc := newLanes(n, wide)
 	for b := 0; b < n; b++ {
 		r := row[b]
 		acc.add(b, float64(r*w[b]))
@@ -621,10 +575,10 @@ func selFwd16Go(row, w, y []float64, wa float64) float64 {
 	return acc.sum()
 }
 
-func selRev16Go(row, srow, w, yb, wb []float64, wa, yba float64) float64 {
+func selRevGo(row, srow, w, yb, wb []float64, wa, yba float64, wide bool) float64 {
 	n := len(row)
 	srow, w, yb, wb = srow[:n], w[:n], yb[:n], wb[:n]
-	acc := newLanes16(n)
+	acc := newLanes(n, wide)
 	for b := 0; b < n; b++ {
 		r, y := row[b], yb[b]
 		acc.add(b, float64(r*y))

@@ -29,9 +29,9 @@ func TestSelEvalMatchesRows(t *testing.T) {
 		bw int
 	}{{Prefix(1), 1}, {Prefix(2), 2}, {Prefix(37), 1}, {Prefix(37), 2}, {Prefix(64), 5}, {Prefix(101), 17}, {Prefix(60), 60},
 		{Momentum(50, 0, eta(50)), 7}, {Momentum(40, 0, eta(40)), 40},
-		// Windows of 48 rows and more are split in two parts (par): a full
-		// window, bw = n, and a schedule.
-		{Prefix(300), 100}, {Prefix(130), 130}, {Momentum(200, 0, eta(200)), 64}} {
+		// Windows of parMinRows rows and more are split in two parts (par):
+		// a full window, bw = n, and a schedule.
+		{Prefix(400), 150}, {Prefix(130), 130}, {Momentum(300, 0, eta(300)), 128}} {
 		p := newBandProblem(c.w, c.bw, func(i, j int) bool { return true })
 		theta := p.start(nil)
 		for k := range theta {
@@ -81,7 +81,7 @@ func TestSelEvalWorkers(t *testing.T) {
 	for _, c := range []struct {
 		w  *Workload
 		bw int
-	}{{Prefix(300), 100}, {Momentum(200, 0, cosineEta(200)), 64}, {Prefix(150), 150}} {
+	}{{Prefix(400), 150}, {Momentum(300, 0, cosineEta(300)), 128}, {Prefix(150), 150}} {
 		p := newBandProblem(c.w, c.bw, func(i, j int) bool { return true })
 		xs := make([]float64, p.n*p.bw)
 		p.xFromParams(xs, p.start(nil))
@@ -163,20 +163,20 @@ func TestSelKernelsBitIdentical(t *testing.T) {
 		row, w, y, srow, yb, wb := vec(n), vec(n), vec(n), vec(n), vec(n), vec(n)
 		wa, yba := r.NormFloat64(), r.NormFloat64()
 		y2, srow2, wb2 := append([]float64(nil), y...), append([]float64(nil), srow...), append([]float64(nil), wb...)
-		if a, b := selFwdAVX2(row, w, y, wa), selFwdGo(row, w, y2, wa); !sameBits(a, b) {
+		if a, b := selFwdAVX2(row, w, y, wa, false), selFwdGo(row, w, y2, wa, false); !sameBits(a, b) {
 			t.Fatalf("n=%d: forward sum %v, Go %v", n, a, b)
 		}
-		if a, b := selRevAVX2(row, srow, w, yb, wb, wa, yba), selRevGo(row, srow2, w, yb, wb2, wa, yba); !sameBits(a, b) {
+		if a, b := selRevAVX2(row, srow, w, yb, wb, wa, yba, false), selRevGo(row, srow2, w, yb, wb2, wa, yba, false); !sameBits(a, b) {
 			t.Fatalf("n=%d: reverse sum %v, Go %v", n, a, b)
 		}
 		// The 16-lane forms, on copies of the outputs of the 4-lane ones.
 		y3, y4 := append([]float64(nil), y...), append([]float64(nil), y...)
 		srow3, srow4 := append([]float64(nil), srow...), append([]float64(nil), srow...)
 		wb3, wb4 := append([]float64(nil), wb...), append([]float64(nil), wb...)
-		if a, b := selFwd16AVX2(row, w, y3, wa), selFwd16Go(row, w, y4, wa); !sameBits(a, b) {
+		if a, b := selFwdAVX2(row, w, y3, wa, true), selFwdGo(row, w, y4, wa, true); !sameBits(a, b) {
 			t.Fatalf("n=%d: 16-lane forward sum %v, Go %v", n, a, b)
 		}
-		if a, b := selRev16AVX2(row, srow3, w, yb, wb3, wa, yba), selRev16Go(row, srow4, w, yb, wb4, wa, yba); !sameBits(a, b) {
+		if a, b := selRevAVX2(row, srow3, w, yb, wb3, wa, yba, true), selRevGo(row, srow4, w, yb, wb4, wa, yba, true); !sameBits(a, b) {
 			t.Fatalf("n=%d: 16-lane reverse sum %v, Go %v", n, a, b)
 		}
 		for i := 0; i < n; i++ {

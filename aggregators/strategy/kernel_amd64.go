@@ -22,24 +22,14 @@ func axpy4AVX2(dst, a, x0, x1, x2, x3 []float64)
 // selFwdAVX2 is selFwdGo in AVX2 (kernel_amd64.s), bit for bit.
 //
 //go:noescape
-func selFwdAVX2(row, w, y []float64, wa float64) float64
+func selFwdAVX2(row, w, y []float64, wa float64, wide bool) float64
 
 // selRevAVX2 is selRevGo in AVX2 (kernel_amd64.s), bit for bit.
 //
 //go:noescape
-func selRevAVX2(row, srow, w, yb, wb []float64, wa, yba float64) float64
+func selRevAVX2(row, srow, w, yb, wb []float64, wa, yba float64, wide bool) float64
 
 // selAxpyAVX2 is selAxpyGo in AVX2 (kernel_amd64.s), bit for bit.
 //
 //go:noescape
 func selAxpyAVX2(a float64, x, y []float64)
-
-// selFwd16AVX2 is selFwd16Go in AVX2 (kernel_amd64.s), bit for bit.
-//
-//go:noescape
-func selFwd16AVX2(row, w, y []float64, wa float64) float64
-
-// selRev16AVX2 is selRev16Go in AVX2 (kernel_amd64.s), bit for bit.
-//
-//go:noescape
-func selRev16AVX2(row, srow, w, yb, wb []float64, wa, yba float64) float64

@@ -140,68 +140,166 @@ done4:
 	VZEROUPPER
 	RET
 
-// func selFwdAVX2(row, w, y []float64, wa float64) float64
+// The selected-inversion kernels (selFwdGo, selRevGo). One step of four
+// lanes at byte offset off, its dot product into accumulator acc (a Y
+// register), with the rows' other outputs; each product and sum rounded
+// separately, in the Go forms' order. The tails do one element into lane 0
+// of X0.
+#define FWD_STEP(off, acc) \
+	VMOVUPD off(SI)(AX*8), Y4; \
+	VMULPD  off(R8)(AX*8), Y4, Y5; \
+	VADDPD  Y5, acc, acc; \
+	VMULPD  Y15, Y4, Y6; \
+	VADDPD  off(R9)(AX*8), Y6, Y6; \
+	VMOVUPD Y6, off(R9)(AX*8)
+
+#define FWD_TAIL \
+	VMOVSD (SI)(AX*8), X4; \
+	VMULSD (R8)(AX*8), X4, X5; \
+	VADDSD X5, X0, X0; \
+	VMULSD X15, X4, X6; \
+	VADDSD (R9)(AX*8), X6, X6; \
+	VMOVSD X6, (R9)(AX*8)
+
+#define REV_STEP(off, acc) \
+	VMOVUPD off(SI)(AX*8), Y4; \
+	VMOVUPD off(R9)(AX*8), Y5; \
+	VMULPD  Y5, Y4, Y6; \
+	VADDPD  Y6, acc, acc; \
+	VMULPD  Y15, Y4, Y7; \
+	VADDPD  off(R10)(AX*8), Y7, Y7; \
+	VMOVUPD Y7, off(R10)(AX*8); \
+	VMULPD  off(R8)(AX*8), Y15, Y9; \
+	VMULPD  Y14, Y5, Y10; \
+	VADDPD  Y10, Y9, Y9; \
+	VADDPD  off(DI)(AX*8), Y9, Y9; \
+	VMOVUPD Y9, off(DI)(AX*8)
+
+#define REV_TAIL \
+	VMOVSD (SI)(AX*8), X4; \
+	VMOVSD (R9)(AX*8), X5; \
+	VMULSD X5, X4, X6; \
+	VADDSD X6, X0, X0; \
+	VMULSD X15, X4, X7; \
+	VADDSD (R10)(AX*8), X7, X7; \
+	VMOVSD X7, (R10)(AX*8); \
+	VMULSD (R8)(AX*8), X15, X9; \
+	VMULSD X14, X5, X10; \
+	VADDSD X10, X9, X9; \
+	VADDSD (DI)(AX*8), X9, X9; \
+	VMOVSD X9, (DI)(AX*8)
+
+// FOURS(step, l4, done) runs step from element AX over the full blocks of
+// four below CX into Y0; ONES(tail, l1, done) runs tail from AX to CX.
+#define FOURS(step, l4, done) \
+l4: \
+	MOVQ   CX, DX; \
+	ANDQ   $-4, DX; \
+	CMPQ   AX, DX; \
+	JGE    done; \
+	step(0, Y0); \
+	ADDQ   $4, AX; \
+	JMP    l4
+
+#define ONES(tail, l1, done) \
+l1: \
+	CMPQ   AX, CX; \
+	JGE    done; \
+	tail; \
+	INCQ   AX; \
+	JMP    l1
+
+// LANES4(step, tail, l4, lt, ltail, red) runs a four-lane kernel over CX
+// elements: step over the full blocks of four into Y0, then tail over the
+// last 0–3 into lane 0 of X0 (lanes 2 and 3 set aside first: VEX scalar
+// ops clear them), and leaves (l1 + l3) + (l0 + l2) in X4.
+#define LANES4(step, tail, l4, lt, ltail, red) \
+	VXORPD Y0, Y0, Y0; \
+	XORQ   AX, AX; \
+	FOURS(step, l4, lt); \
+lt: \
+	VEXTRACTF128 $1, Y0, X8; \
+	ONES(tail, ltail, red); \
+red: \
+	VADDPD    X8, X0, X0; \
+	VUNPCKHPD X0, X0, X4; \
+	VADDSD    X0, X4, X4
+
+// LANES16(step, tail, l16, l4, lt, ltail, red) runs a 16-lane kernel over
+// CX elements: step over the full blocks of 16 into Y0–Y3, then over the
+// remaining full blocks of four into Y0, then tail over the last 0–3 into
+// lane 0 of X0 (the upper lanes set aside first: VEX scalar ops clear
+// them), and leaves the reduced sum in X4:
+// v_l = (a_l + a_(4+l)) + (a_(8+l) + a_(12+l)), then (v1+v3) + (v0+v2).
+#define LANES16(step, tail, l16, l4, lt, ltail, red) \
+	VXORPD Y0, Y0, Y0; \
+	VXORPD Y1, Y1, Y1; \
+	VXORPD Y2, Y2, Y2; \
+	VXORPD Y3, Y3, Y3; \
+	MOVQ   CX, DX; \
+	ANDQ   $-16, DX; \
+	XORQ   AX, AX; \
+	CMPQ   DX, $0; \
+	JE     l4; \
+l16: \
+	step(0, Y0); \
+	step(32, Y1); \
+	step(64, Y2); \
+	step(96, Y3); \
+	ADDQ   $16, AX; \
+	CMPQ   AX, DX; \
+	JLT    l16; \
+	FOURS(step, l4, lt); \
+lt: \
+	VEXTRACTF128 $1, Y0, X8; \
+	VEXTRACTF128 $1, Y1, X11; \
+	VEXTRACTF128 $1, Y2, X12; \
+	VEXTRACTF128 $1, Y3, X13; \
+	ONES(tail, ltail, red); \
+red: \
+	VADDPD    X1, X0, X0; \
+	VADDPD    X3, X2, X2; \
+	VADDPD    X2, X0, X0; \
+	VADDPD    X11, X8, X8; \
+	VADDPD    X13, X12, X12; \
+	VADDPD    X12, X8, X8; \
+	VADDPD    X8, X0, X0; \
+	VUNPCKHPD X0, X0, X4; \
+	VADDSD    X0, X4, X4
+
+// func selFwdAVX2(row, w, y []float64, wa float64, wide bool) float64
 //
 // Returns Σ_b row[b]·w[b] and sets y[b] += wa·row[b] for b < len(row)
-// (w and y at least as long). The sum is taken as selFwdGo takes it: lane l
-// of the accumulator sums the products b ≡ l (mod 4) of the full blocks of
-// four, the leftover products go into lane 0 one by one, and the result is
-// (l1 + l3) + (l0 + l2); every product and sum is rounded separately.
-TEXT ·selFwdAVX2(SB), NOSPLIT, $0-88
+// (w and y at least as long), bit for bit as selFwdGo: the sum in four
+// lanes (LANES4), or in 16 if wide (LANES16); every product and sum is
+// rounded separately.
+TEXT ·selFwdAVX2(SB), NOSPLIT, $0-96
 	MOVQ row_base+0(FP), SI
 	MOVQ row_len+8(FP), CX
 	MOVQ w_base+24(FP), R8
 	MOVQ y_base+48(FP), R9
 	VBROADCASTSD wa+72(FP), Y15
-	VXORPD Y0, Y0, Y0
-	MOVQ CX, DX
-	ANDQ $-4, DX
-	XORQ AX, AX
-	CMPQ DX, $0
-	JE   ftail
+	MOVBQZX wide+80(FP), BX
+	TESTQ BX, BX
+	JNE  fwide
+	LANES4(FWD_STEP, FWD_TAIL, f4, ft, ftail, fred)
+	JMP  fout
 
-floop:
-	VMOVUPD (SI)(AX*8), Y4
-	VMULPD  (R8)(AX*8), Y4, Y5
-	VADDPD  Y5, Y0, Y0
-	VMULPD  Y15, Y4, Y6
-	VADDPD  (R9)(AX*8), Y6, Y6
-	VMOVUPD Y6, (R9)(AX*8)
-	ADDQ    $4, AX
-	CMPQ    AX, DX
-	JLT     floop
+fwide:
+	LANES16(FWD_STEP, FWD_TAIL, g16, g4, gt, gtail, gred)
 
-ftail:
-	VEXTRACTF128 $1, Y0, X8
-	CMPQ AX, CX
-	JGE  fend
-
-ftailloop:
-	VMOVSD (SI)(AX*8), X4
-	VMULSD (R8)(AX*8), X4, X5
-	VADDSD X5, X0, X0
-	VMULSD X15, X4, X6
-	VADDSD (R9)(AX*8), X6, X6
-	VMOVSD X6, (R9)(AX*8)
-	INCQ   AX
-	CMPQ   AX, CX
-	JLT    ftailloop
-
-fend:
-	VADDPD    X8, X0, X0
-	VUNPCKHPD X0, X0, X4
-	VADDSD    X0, X4, X4
-	VMOVSD    X4, ret+80(FP)
+fout:
+	VMOVSD X4, ret+88(FP)
 	VZEROUPPER
 	RET
 
-// func selRevAVX2(row, srow, w, yb, wb []float64, wa, yba float64) float64
+// func selRevAVX2(row, srow, w, yb, wb []float64, wa, yba float64, wide bool) float64
 //
 // The adjoint of selFwdAVX2's row: returns Σ_b row[b]·yb[b] (summed as
 // selFwdAVX2 sums), sets wb[b] += yba·row[b] and
 // srow[b] += yba·w[b] + wa·yb[b] for b < len(row); every product and sum
-// rounded separately, in that order.
-TEXT ·selRevAVX2(SB), NOSPLIT, $0-144
+// rounded separately, in that order (selRevGo's bits).
+TEXT ·selRevAVX2(SB), NOSPLIT, $0-152
 	MOVQ row_base+0(FP), SI
 	MOVQ row_len+8(FP), CX
 	MOVQ srow_base+24(FP), DI
@@ -210,57 +308,17 @@ TEXT ·selRevAVX2(SB), NOSPLIT, $0-144
 	MOVQ wb_base+96(FP), R10
 	VBROADCASTSD wa+120(FP), Y14
 	VBROADCASTSD yba+128(FP), Y15
-	VXORPD Y0, Y0, Y0
-	MOVQ CX, DX
-	ANDQ $-4, DX
-	XORQ AX, AX
-	CMPQ DX, $0
-	JE   rtail
+	MOVBQZX wide+136(FP), BX
+	TESTQ BX, BX
+	JNE  rwide
+	LANES4(REV_STEP, REV_TAIL, r4, rt, rtail, rred)
+	JMP  rout
 
-rloop:
-	VMOVUPD (SI)(AX*8), Y4
-	VMOVUPD (R9)(AX*8), Y5
-	VMULPD  Y5, Y4, Y6
-	VADDPD  Y6, Y0, Y0
-	VMULPD  Y15, Y4, Y7
-	VADDPD  (R10)(AX*8), Y7, Y7
-	VMOVUPD Y7, (R10)(AX*8)
-	VMULPD  (R8)(AX*8), Y15, Y9
-	VMULPD  Y14, Y5, Y10
-	VADDPD  Y10, Y9, Y9
-	VADDPD  (DI)(AX*8), Y9, Y9
-	VMOVUPD Y9, (DI)(AX*8)
-	ADDQ    $4, AX
-	CMPQ    AX, DX
-	JLT     rloop
+rwide:
+	LANES16(REV_STEP, REV_TAIL, h16, h4, ht, htail, hred)
 
-rtail:
-	VEXTRACTF128 $1, Y0, X8
-	CMPQ AX, CX
-	JGE  rend
-
-rtailloop:
-	VMOVSD (SI)(AX*8), X4
-	VMOVSD (R9)(AX*8), X5
-	VMULSD X5, X4, X6
-	VADDSD X6, X0, X0
-	VMULSD X15, X4, X7
-	VADDSD (R10)(AX*8), X7, X7
-	VMOVSD X7, (R10)(AX*8)
-	VMULSD (R8)(AX*8), X15, X9
-	VMULSD X14, X5, X10
-	VADDSD X10, X9, X9
-	VADDSD (DI)(AX*8), X9, X9
-	VMOVSD X9, (DI)(AX*8)
-	INCQ   AX
-	CMPQ   AX, CX
-	JLT    rtailloop
-
-rend:
-	VADDPD    X8, X0, X0
-	VUNPCKHPD X0, X0, X4
-	VADDSD    X0, X4, X4
-	VMOVSD    X4, ret+136(FP)
+rout:
+	VMOVSD X4, ret+144(FP)
 	VZEROUPPER
 	RET
 
@@ -303,247 +361,5 @@ xtailloop:
 	JLT    xtailloop
 
 xend:
-	VZEROUPPER
-	RET
-
-// func selFwd16AVX2(row, w, y []float64, wa float64) float64
-//
-// selFwd16Go in AVX2, bit for bit: selFwdAVX2 with the dot product summed
-// in 16 lanes (four accumulators) as dot16Go sums, so that the adds do not
-// wait on one accumulator's chain.
-TEXT ·selFwd16AVX2(SB), NOSPLIT, $0-88
-	MOVQ row_base+0(FP), SI
-	MOVQ row_len+8(FP), CX
-	MOVQ w_base+24(FP), R8
-	MOVQ y_base+48(FP), R9
-	VBROADCASTSD wa+72(FP), Y15
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
-	MOVQ CX, DX
-	ANDQ $-16, DX
-	XORQ AX, AX
-	CMPQ DX, $0
-	JE   gfour
-
-gloop16:
-	VMOVUPD (SI)(AX*8), Y4
-	VMULPD  (R8)(AX*8), Y4, Y5
-	VADDPD  Y5, Y0, Y0
-	VMULPD  Y15, Y4, Y6
-	VADDPD  (R9)(AX*8), Y6, Y6
-	VMOVUPD Y6, (R9)(AX*8)
-	VMOVUPD 32(SI)(AX*8), Y4
-	VMULPD  32(R8)(AX*8), Y4, Y5
-	VADDPD  Y5, Y1, Y1
-	VMULPD  Y15, Y4, Y6
-	VADDPD  32(R9)(AX*8), Y6, Y6
-	VMOVUPD Y6, 32(R9)(AX*8)
-	VMOVUPD 64(SI)(AX*8), Y4
-	VMULPD  64(R8)(AX*8), Y4, Y5
-	VADDPD  Y5, Y2, Y2
-	VMULPD  Y15, Y4, Y6
-	VADDPD  64(R9)(AX*8), Y6, Y6
-	VMOVUPD Y6, 64(R9)(AX*8)
-	VMOVUPD 96(SI)(AX*8), Y4
-	VMULPD  96(R8)(AX*8), Y4, Y5
-	VADDPD  Y5, Y3, Y3
-	VMULPD  Y15, Y4, Y6
-	VADDPD  96(R9)(AX*8), Y6, Y6
-	VMOVUPD Y6, 96(R9)(AX*8)
-	ADDQ    $16, AX
-	CMPQ    AX, DX
-	JLT     gloop16
-
-gfour:
-	MOVQ CX, DX
-	ANDQ $-4, DX
-	CMPQ AX, DX
-	JGE  gtail
-
-gloop4:
-	VMOVUPD (SI)(AX*8), Y4
-	VMULPD  (R8)(AX*8), Y4, Y5
-	VADDPD  Y5, Y0, Y0
-	VMULPD  Y15, Y4, Y6
-	VADDPD  (R9)(AX*8), Y6, Y6
-	VMOVUPD Y6, (R9)(AX*8)
-	ADDQ    $4, AX
-	CMPQ    AX, DX
-	JLT     gloop4
-
-gtail:
-	// Lanes 2 and 3 aside; VEX scalar ops below clear the upper halves.
-	VEXTRACTF128 $1, Y0, X8
-	VEXTRACTF128 $1, Y1, X11
-	VEXTRACTF128 $1, Y2, X12
-	VEXTRACTF128 $1, Y3, X13
-	CMPQ AX, CX
-	JGE  gred
-
-gtailloop:
-	VMOVSD (SI)(AX*8), X4
-	VMULSD (R8)(AX*8), X4, X5
-	VADDSD X5, X0, X0
-	VMULSD X15, X4, X6
-	VADDSD (R9)(AX*8), X6, X6
-	VMOVSD X6, (R9)(AX*8)
-	INCQ   AX
-	CMPQ   AX, CX
-	JLT    gtailloop
-
-gred:
-	// v_l = (a_l + a_(4+l)) + (a_(8+l) + a_(12+l)), then (v1+v3) + (v0+v2).
-	VADDPD    X1, X0, X0
-	VADDPD    X3, X2, X2
-	VADDPD    X2, X0, X0
-	VADDPD    X11, X8, X8
-	VADDPD    X13, X12, X12
-	VADDPD    X12, X8, X8
-	VADDPD    X8, X0, X0
-	VUNPCKHPD X0, X0, X4
-	VADDSD    X0, X4, X4
-	VMOVSD    X4, ret+80(FP)
-	VZEROUPPER
-	RET
-
-// func selRev16AVX2(row, srow, w, yb, wb []float64, wa, yba float64) float64
-//
-// selRev16Go in AVX2, bit for bit: selRevAVX2 with the dot product summed
-// in 16 lanes as dot16Go sums.
-TEXT ·selRev16AVX2(SB), NOSPLIT, $0-144
-	MOVQ row_base+0(FP), SI
-	MOVQ row_len+8(FP), CX
-	MOVQ srow_base+24(FP), DI
-	MOVQ w_base+48(FP), R8
-	MOVQ yb_base+72(FP), R9
-	MOVQ wb_base+96(FP), R10
-	VBROADCASTSD wa+120(FP), Y14
-	VBROADCASTSD yba+128(FP), Y15
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
-	MOVQ CX, DX
-	ANDQ $-16, DX
-	XORQ AX, AX
-	CMPQ DX, $0
-	JE   hfour
-
-hloop16:
-	VMOVUPD (SI)(AX*8), Y4
-	VMOVUPD (R9)(AX*8), Y5
-	VMULPD  Y5, Y4, Y6
-	VADDPD  Y6, Y0, Y0
-	VMULPD  Y15, Y4, Y7
-	VADDPD  (R10)(AX*8), Y7, Y7
-	VMOVUPD Y7, (R10)(AX*8)
-	VMULPD  (R8)(AX*8), Y15, Y9
-	VMULPD  Y14, Y5, Y10
-	VADDPD  Y10, Y9, Y9
-	VADDPD  (DI)(AX*8), Y9, Y9
-	VMOVUPD Y9, (DI)(AX*8)
-	VMOVUPD 32(SI)(AX*8), Y4
-	VMOVUPD 32(R9)(AX*8), Y5
-	VMULPD  Y5, Y4, Y6
-	VADDPD  Y6, Y1, Y1
-	VMULPD  Y15, Y4, Y7
-	VADDPD  32(R10)(AX*8), Y7, Y7
-	VMOVUPD Y7, 32(R10)(AX*8)
-	VMULPD  32(R8)(AX*8), Y15, Y9
-	VMULPD  Y14, Y5, Y10
-	VADDPD  Y10, Y9, Y9
-	VADDPD  32(DI)(AX*8), Y9, Y9
-	VMOVUPD Y9, 32(DI)(AX*8)
-	VMOVUPD 64(SI)(AX*8), Y4
-	VMOVUPD 64(R9)(AX*8), Y5
-	VMULPD  Y5, Y4, Y6
-	VADDPD  Y6, Y2, Y2
-	VMULPD  Y15, Y4, Y7
-	VADDPD  64(R10)(AX*8), Y7, Y7
-	VMOVUPD Y7, 64(R10)(AX*8)
-	VMULPD  64(R8)(AX*8), Y15, Y9
-	VMULPD  Y14, Y5, Y10
-	VADDPD  Y10, Y9, Y9
-	VADDPD  64(DI)(AX*8), Y9, Y9
-	VMOVUPD Y9, 64(DI)(AX*8)
-	VMOVUPD 96(SI)(AX*8), Y4
-	VMOVUPD 96(R9)(AX*8), Y5
-	VMULPD  Y5, Y4, Y6
-	VADDPD  Y6, Y3, Y3
-	VMULPD  Y15, Y4, Y7
-	VADDPD  96(R10)(AX*8), Y7, Y7
-	VMOVUPD Y7, 96(R10)(AX*8)
-	VMULPD  96(R8)(AX*8), Y15, Y9
-	VMULPD  Y14, Y5, Y10
-	VADDPD  Y10, Y9, Y9
-	VADDPD  96(DI)(AX*8), Y9, Y9
-	VMOVUPD Y9, 96(DI)(AX*8)
-	ADDQ    $16, AX
-	CMPQ    AX, DX
-	JLT     hloop16
-
-hfour:
-	MOVQ CX, DX
-	ANDQ $-4, DX
-	CMPQ AX, DX
-	JGE  htail
-
-hloop4:
-	VMOVUPD (SI)(AX*8), Y4
-	VMOVUPD (R9)(AX*8), Y5
-	VMULPD  Y5, Y4, Y6
-	VADDPD  Y6, Y0, Y0
-	VMULPD  Y15, Y4, Y7
-	VADDPD  (R10)(AX*8), Y7, Y7
-	VMOVUPD Y7, (R10)(AX*8)
-	VMULPD  (R8)(AX*8), Y15, Y9
-	VMULPD  Y14, Y5, Y10
-	VADDPD  Y10, Y9, Y9
-	VADDPD  (DI)(AX*8), Y9, Y9
-	VMOVUPD Y9, (DI)(AX*8)
-	ADDQ    $4, AX
-	CMPQ    AX, DX
-	JLT     hloop4
-
-htail:
-	// Lanes 2 and 3 aside; VEX scalar ops below clear the upper halves.
-	VEXTRACTF128 $1, Y0, X8
-	VEXTRACTF128 $1, Y1, X11
-	VEXTRACTF128 $1, Y2, X12
-	VEXTRACTF128 $1, Y3, X13
-	CMPQ AX, CX
-	JGE  hred
-
-htailloop:
-	VMOVSD (SI)(AX*8), X4
-	VMOVSD (R9)(AX*8), X5
-	VMULSD X5, X4, X6
-	VADDSD X6, X0, X0
-	VMULSD X15, X4, X7
-	VADDSD (R10)(AX*8), X7, X7
-	VMOVSD X7, (R10)(AX*8)
-	VMULSD (R8)(AX*8), X15, X9
-	VMULSD X14, X5, X10
-	VADDSD X10, X9, X9
-	VADDSD (DI)(AX*8), X9, X9
-	VMOVSD X9, (DI)(AX*8)
-	INCQ   AX
-	CMPQ   AX, CX
-	JLT    htailloop
-
-hred:
-	// v_l = (a_l + a_(4+l)) + (a_(8+l) + a_(12+l)), then (v1+v3) + (v0+v2).
-	VADDPD    X1, X0, X0
-	VADDPD    X3, X2, X2
-	VADDPD    X2, X0, X0
-	VADDPD    X11, X8, X8
-	VADDPD    X13, X12, X12
-	VADDPD    X12, X8, X8
-	VADDPD    X8, X0, X0
-	VUNPCKHPD X0, X0, X4
-	VADDSD    X0, X4, X4
-	VMOVSD    X4, ret+136(FP)
 	VZEROUPPER
 	RET
