@@ -91,7 +91,7 @@ func TestSeed003Table2(t *testing.T) {
 // this test take minutes instead of about an hour.
 func TestSeed003Table2AllRows(t *testing.T) {
 	if os.Getenv("DPFL_LONG") != "1" {
-		t.Skip("seed 003 Table 2 with every row at n = 2052 optimizes BandMF (128 and 342 bands, F and T, about 17 + 40 s each) and the multi-epoch MF (F and T, through the dual, about 15 s each): about 4 min in pure Go on the 2-core machine; set DPFL_LONG=1 to run it, with -timeout 30m, and DPFL_CACHE=<dir> to reuse the strategies of experiments/paper/mechanisms.sh (68 s measured 2026-11-24 with the BandMF strategies cached)")
+		t.Skip("seed 003 Table 2 with every row at n = 2052 optimizes BandMF (128 and 342 bands, F and T, about 20 + 40 s each) and the multi-epoch MF (F and T, through the dual, about 15 s each): about 4 min in pure Go on the 2-core machine; set DPFL_LONG=1 to run it, with -timeout 30m, and DPFL_CACHE=<dir> to reuse the strategies of experiments/paper/mechanisms.sh (69 s measured 2026-11-24 with the BandMF strategies cached)")
 	}
 	n, k, b := 2052, 6, 342
 	w := Prefix(n)
