@@ -24,7 +24,8 @@ type selEval struct {
 	// r[2i+1] = R_ii, r[2i] = R_{i,i−1} (q = 1).
 	r []float64
 	// Band storage by rows, width m+1: v[base(i)+j] = V_ij for
-	// j ∈ [i−m, i], base(i) = i*(m+1)+m−i. k holds K, then K̄.
+	// j ∈ [i−m, i], base(i) = i*(m+1)+m−i. K is formed into l (and
+	// factored there); k holds K̄.
 	k, l, s, sb []float64
 	// lb: L̄'s diagonal.
 	lb        []float64
