@@ -130,7 +130,7 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 		}
 		ljj := math.Sqrt(v)
 		l[bj+j] = ljj
-		cnt := min(n-1, j+m) - j
+		cnt := e.window(j)
 		cov := e.covered(j)
 		for a := 0; a < cov; a++ {
 			lc[j*m+a] /= ljj
@@ -145,7 +145,7 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 	// and S_jj = (1/L_jj − w·S_{·,j}) / L_jj.
 	loss := 0.0
 	for j := n - 1; j >= 0; j-- {
-		cnt := min(n-1, j+m) - j
+		cnt := e.window(j)
 		ljj := l[e.base(j)+j]
 		e.par(phaseSel, j, cnt) // y = W w
 		w := lc[j*m : j*m+cnt]
@@ -171,7 +171,7 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 	sb, lb, wb, yb := e.sb, e.lb, e.wb, e.yb
 	lbc, sbc := e.lbc, e.sbc
 	for j := 0; j < n; j++ {
-		cnt := min(n-1, j+m) - j
+		cnt := e.window(j)
 		bj := e.base(j)
 		ljj := l[bj+j]
 		w := lc[j*m : j*m+cnt]
@@ -207,7 +207,7 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 	for j := n - 1; j >= 0; j-- {
 		bj := e.base(j)
 		ljj := l[bj+j]
-		cnt := min(n-1, j+m) - j
+		cnt := e.window(j)
 		e.par(phaseRevChol, j, cnt) // y = W̄ w, W̄'s diagonal doubled
 		w := lc[j*m : j*m+cnt]
 		lbar := lb[j]
@@ -357,8 +357,11 @@ func (e *selEval) covered(j int) int {
 	if j == 0 {
 		return 0
 	}
-	return min(e.n-1, j-1+e.m) - (j - 1) - 1
+	return e.window(j-1) - 1
 }
+
+// window returns the number of rows of step j's window, j+1 … j+cnt.
+func (e *selEval) window(j int) int { return min(e.n-1, j+e.m) - j }
 
 // parRows runs pass phase (phaseK, phaseG) over the rows [0, n), split in
 // two halves over the caller and the helper goroutine if there is one.
