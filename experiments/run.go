@@ -336,12 +336,13 @@ func (p *Plan) schedule(ctx context.Context, root rng.Root, opts Options) error 
 	if err := p.buildMechanism(ctx, planner.Schema, opts.StrategyCache); err != nil { // mechanism.go
 		return err
 	}
-	return p.calibrate()
+	return p.calibrate(ctx)
 }
 
 // calibrate sets the plan's accounting: sigma (given, or calibrated for the
-// target epsilon) and the guarantee of the mechanism at it.
-func (p *Plan) calibrate() error {
+// target epsilon, ending early when ctx is done) and the guarantee of the
+// mechanism at it.
+func (p *Plan) calibrate(ctx context.Context) error {
 	cfg, m, a := p.Config, p.Mechanism, &p.Privacy
 	var err error
 	if a.newAcct, err = privacy.NewByName(cfg.Privacy.Accountant, nil); err != nil {
@@ -377,7 +378,7 @@ func (p *Plan) calibrate() error {
 			}
 		}
 		const relTol = 1e-6
-		a.Sigma, a.Final, err = privacy.Calibrate(*cfg.Privacy.Epsilon, cfg.Privacy.Delta, m.Event, a.newAcct, relTol)
+		a.Sigma, a.Final, err = privacy.CalibrateContext(ctx, *cfg.Privacy.Epsilon, cfg.Privacy.Delta, m.Event, a.newAcct, relTol)
 		if err != nil {
 			return fmt.Errorf("experiments: privacy.epsilon: %w", err)
 		}

@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"context"
 	"fmt"
 	"math"
 )
@@ -46,4 +47,26 @@ func checkEpsilon(eps float64) error {
 // errUnsupported is the error of an accountant that cannot account e.
 func errUnsupported(acct string, e Event, hint string) error {
 	return fmt.Errorf("privacy: %s accountant cannot account %v (%s)", acct, e, hint)
+}
+
+// contextual is implemented by accountants whose Epsilon can take long
+// enough (PLD: discretizing and composing) to check a context during it.
+type contextual interface {
+	epsilonContext(ctx context.Context, delta float64) (Guarantee, error)
+}
+
+// EpsilonContext returns a.Epsilon(delta), ending early with ctx's error
+// (wrapped) when ctx is done during an accountant's long evaluation.
+func EpsilonContext(ctx context.Context, a Accountant, delta float64) (Guarantee, error) {
+	if err := ctx.Err(); err != nil {
+		return Guarantee{}, fmt.Errorf("privacy: %w", err)
+	}
+	return epsilonContext(ctx, a, delta)
+}
+
+func epsilonContext(ctx context.Context, a Accountant, delta float64) (Guarantee, error) {
+	if ca, ok := a.(contextual); ok {
+		return ca.epsilonContext(ctx, delta)
+	}
+	return a.Epsilon(delta)
 }

@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"context"
 	"fmt"
 	"math"
 )
@@ -16,40 +17,63 @@ const (
 	calibrateMaxSigma = 1e6
 )
 
+// MinCalibrateTolerance is the smallest relative tolerance Calibrate
+// accepts: 2^-52, the spacing of float64 values just above 1, the finest
+// relative resolution a noise multiplier has everywhere.
+const MinCalibrateTolerance = 0x1p-52
+
+// calibrateMaxEvals caps the accountant evaluations of one search (a pilot
+// has its own): a second line of defence, far above what the search needs
+// (tens, at most about three per halving of the bracket).
+const calibrateMaxEvals = 400
+
 // Calibrate returns the smallest noise multiplier sigma in [1e-6, 1e6] for
 // which the event factory(sigma), composed once into a fresh
 // newAccountant(), certifies epsilon at delta, together with the guarantee
 // achieved at that sigma. The answer is within relative tolerance relTol
-// (0 < relTol < 1) of the exact threshold, always on the safe side: the
-// returned sigma meets the target, sigma/(1+relTol) does not (unless sigma is
-// the lower end of the range).
+// (MinCalibrateTolerance <= relTol < 1) of the exact threshold, always on the
+// safe side: the returned sigma meets the target, sigma/(1+relTol) does not
+// (unless sigma is the lower end of the range).
 //
 // It assumes the accountant's epsilon is non-increasing in sigma. The search
 // keeps a bracket [lo, hi] with lo failing and hi meeting the target and
 // shrinks it by regula falsi on log epsilon against log sigma (Illinois
 // variant, with bisection when that stalls), which needs far fewer accountant
 // evaluations than bisection for the smooth curves accountants produce.
-// Targets no sigma can reach (even sigma = 1e6 gives a larger epsilon, or the
-// accountant cannot certify anything at delta) return an error naming the
-// target.
+// When the bracket's ends in log sigma are adjacent float64 values before
+// its width reaches relTol (from sigma of a few thousand on, for relTol near
+// 1e-15), the search goes on by bisection on sigma itself. Targets no sigma
+// can reach (even sigma = 1e6 gives a larger epsilon, or the accountant
+// cannot certify anything at delta) return an error naming the target, as
+// does a search that has not converged after a few hundred evaluations.
 func Calibrate(epsilon, delta float64, factory func(sigma float64) Event, newAccountant func() Accountant, relTol float64) (sigma float64, g Guarantee, err error) {
+	return CalibrateContext(context.Background(), epsilon, delta, factory, newAccountant, relTol)
+}
+
+// CalibrateContext is Calibrate ending early with ctx's error (wrapped)
+// when ctx is done: it checks ctx before every accountant evaluation, and
+// accountants whose evaluations are long (PLD) check it during them too.
+func CalibrateContext(ctx context.Context, epsilon, delta float64, factory func(sigma float64) Event, newAccountant func() Accountant, relTol float64) (sigma float64, g Guarantee, err error) {
 	if err := checkEpsilon(epsilon); err != nil {
 		return 0, Guarantee{}, err
 	}
 	if err := checkDelta(delta); err != nil {
 		return 0, Guarantee{}, err
 	}
-	if !(relTol > 0 && relTol < 1) {
-		return 0, Guarantee{}, fmt.Errorf("privacy: calibration tolerance must be in (0, 1), got %g", relTol)
+	if !(relTol >= MinCalibrateTolerance && relTol < 1) {
+		return 0, Guarantee{}, fmt.Errorf("privacy: calibration tolerance must be in [%.2g, 1) (float64 cannot resolve a noise multiplier more finely), got %g", MinCalibrateTolerance, relTol)
 	}
-	c := &calibration{epsilon: epsilon, delta: delta, factory: factory, newAccountant: newAccountant,
+	c := &calibration{ctx: ctx, epsilon: epsilon, delta: delta, factory: factory, newAccountant: newAccountant,
 		target: fmt.Sprintf("ε = %g at δ = %g", epsilon, delta),
 		uMin:   math.Log(calibrateMinSigma), uMax: math.Log(calibrateMaxSigma), minJump: math.Log(2)}
 	// Start at sigma = 1, or where a pilot accountant meets the target.
 	u0 := 0.0
 	if pa, ok := newAccountant().(piloted); ok && pa.pilot() != nil {
-		if s, _, err := Calibrate(epsilon, delta, factory, pa.pilot, 1e-4); err == nil {
+		if s, _, err := CalibrateContext(ctx, epsilon, delta, factory, pa.pilot, 1e-4); err == nil {
 			u0, c.minJump = math.Log(s), 1e-4
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, Guarantee{}, fmt.Errorf("privacy: calibrating for %s: %w", c.target, err)
 		}
 	}
 	lo, hi, done, err := c.bracket(u0)
@@ -59,15 +83,24 @@ func Calibrate(epsilon, delta float64, factory func(sigma float64) Event, newAcc
 	case done:
 		return calibrateMinSigma, hi.gu, nil
 	}
-	hi, err = c.shrink(lo, hi, math.Log1p(relTol))
+	tol := math.Log1p(relTol)
+	if lo, hi, err = c.shrink(lo, hi, tol); err != nil {
+		return 0, Guarantee{}, err
+	}
+	if hi.u-lo.u <= tol {
+		return math.Exp(hi.u), hi.gu, nil
+	}
+	s, g, err := c.shrinkSigma(math.Exp(lo.u), math.Exp(hi.u), hi.gu, relTol)
 	if err != nil {
 		return 0, Guarantee{}, err
 	}
-	return math.Exp(hi.u), hi.gu, nil
+	return s, g, nil
 }
 
 // calibration is Calibrate's search.
 type calibration struct {
+	ctx            context.Context
+	evals          int // accountant evaluations so far
 	epsilon, delta float64
 	factory        func(sigma float64) Event
 	newAccountant  func() Accountant
@@ -87,13 +120,34 @@ type calPoint struct {
 }
 
 func (c *calibration) eval(u float64) calPoint {
-	a := c.newAccountant()
+	return c.evalSigma(u, math.Exp(u))
+}
+
+// evalSigma evaluates the accountant at sigma, recording the point as u
+// (the search's coordinate). It sets hard, and the point fails, when ctx
+// is done or the search has used calibrateMaxEvals evaluations.
+func (c *calibration) evalSigma(u, sigma float64) calPoint {
 	p := calPoint{u: u, g: math.Inf(1)}
-	if err := a.Compose(c.factory(math.Exp(u)), 1); err != nil {
+	if err := c.ctx.Err(); err != nil {
 		c.hard = fmt.Errorf("privacy: calibrating for %s: %w", c.target, err)
 		return p
 	}
-	if p.gu, p.noEps = a.Epsilon(c.delta); p.noEps != nil {
+	if c.evals >= calibrateMaxEvals {
+		c.hard = fmt.Errorf("privacy: calibrating for %s: no convergence in %d accountant evaluations", c.target, c.evals)
+		return p
+	}
+	c.evals++
+	a := c.newAccountant()
+	if err := a.Compose(c.factory(sigma), 1); err != nil {
+		c.hard = fmt.Errorf("privacy: calibrating for %s: %w", c.target, err)
+		return p
+	}
+	p.gu, p.noEps = epsilonContext(c.ctx, a, c.delta)
+	if err := c.ctx.Err(); err != nil {
+		c.hard = fmt.Errorf("privacy: calibrating for %s: %w", c.target, err)
+		return calPoint{u: u, g: math.Inf(1)}
+	}
+	if p.noEps != nil {
 		return p
 	}
 	p.g = math.Log(p.gu.Epsilon) - math.Log(c.epsilon)
@@ -170,16 +224,16 @@ func (c *calibration) bracket(u0 float64) (lo, hi calPoint, done bool, err error
 	}
 }
 
-// shrink narrows the bracket to width tol (in log sigma) and returns its
-// meeting end: regula falsi on (u, g) with the Illinois modification (the
-// value kept at an end that survives two steps in a row is halved),
-// bisection when the width does not halve in two steps or the fail end has
-// no finite value.
-func (c *calibration) shrink(lo, hi calPoint, tol float64) (calPoint, error) {
+// shrink narrows the bracket to width tol (in log sigma), or until its ends
+// are adjacent float64 values, and returns it: regula falsi on (u, g) with
+// the Illinois modification (the value kept at an end that survives two
+// steps in a row is halved), bisection when the width does not halve in two
+// steps or the fail end has no finite value.
+func (c *calibration) shrink(lo, hi calPoint, tol float64) (calPoint, calPoint, error) {
 	ga, gb := lo.g, hi.g
 	lastWidth, stall := hi.u-lo.u, 0
 	side := 0 // +1: the last step moved lo, -1: it moved hi
-	for hi.u-lo.u > tol {
+	for hi.u-lo.u > tol && math.Nextafter(lo.u, hi.u) < hi.u {
 		w := hi.u - lo.u
 		x := lo.u + w/2
 		if stall < 2 && !math.IsInf(ga, 0) && !math.IsInf(gb, 0) && ga > 0 && gb < 0 {
@@ -191,7 +245,7 @@ func (c *calibration) shrink(lo, hi calPoint, tol float64) (calPoint, error) {
 		x = math.Min(math.Max(x, lo.u+m), hi.u-m)
 		p := c.eval(x)
 		if c.hard != nil {
-			return hi, c.hard
+			return lo, hi, c.hard
 		}
 		if meets(p) {
 			if side == -1 {
@@ -213,5 +267,27 @@ func (c *calibration) shrink(lo, hi calPoint, tol float64) (calPoint, error) {
 			stall = 0
 		}
 	}
-	return hi, nil
+	return lo, hi, nil
+}
+
+// shrinkSigma bisects on sigma the bracket (lo failing, hi meeting with
+// guarantee g) until hi/lo - 1 <= relTol or the ends are adjacent float64
+// values, and returns its meeting end.
+func (c *calibration) shrinkSigma(lo, hi float64, g Guarantee, relTol float64) (float64, Guarantee, error) {
+	for hi-lo > relTol*lo {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		p := c.evalSigma(math.Log(mid), mid)
+		if c.hard != nil {
+			return 0, g, c.hard
+		}
+		if meets(p) {
+			hi, g = mid, p.gu
+		} else {
+			lo = mid
+		}
+	}
+	return hi, g, nil
 }

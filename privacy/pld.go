@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -57,6 +58,9 @@ type PLD struct {
 	cfg   PLDConfig
 	steps map[pldKey]int
 	cache []*pldDist // composed distributions; nil after Compose
+	// ctx, when set (during epsilonContext), is checked between and
+	// during the long steps of composing.
+	ctx context.Context
 }
 
 // pldKey identifies a step: a Gaussian (rr false, param = sigma) or
@@ -203,6 +207,24 @@ func (a *PLD) Epsilon(delta float64) (Guarantee, error) {
 	return g, nil
 }
 
+// epsilonContext implements contextual.
+func (a *PLD) epsilonContext(ctx context.Context, delta float64) (Guarantee, error) {
+	a.ctx = ctx
+	defer func() { a.ctx = nil }()
+	return a.Epsilon(delta)
+}
+
+// canceled returns the error of the accountant's context, if it is done.
+func (a *PLD) canceled() error {
+	if a.ctx == nil {
+		return nil
+	}
+	if err := a.ctx.Err(); err != nil {
+		return fmt.Errorf("privacy: PLD accountant: %w", err)
+	}
+	return nil
+}
+
 // distributions composes all steps in the remove direction and (if any
 // step is sampled or randomized response with sampling) the add direction.
 func (a *PLD) distributions() ([]*pldDist, error) {
@@ -245,12 +267,18 @@ func (a *PLD) distributions() ([]*pldDist, error) {
 		if perSD == 0 {
 			perSD = pldPointsPerSD
 		}
+		if err := a.canceled(); err != nil {
+			return nil, err
+		}
 		step := pldStep(lps, a.cfg.Discretization, perSD)
 		parts := make([]distCount, len(keys))
 		for i, k := range keys {
+			if err := a.canceled(); err != nil {
+				return nil, err
+			}
 			parts[i] = distCount{stepDist(lps[i], step, pess), a.steps[k]}
 		}
-		c, err := composeDists(parts, a.cfg.MaxSize, pess)
+		c, err := composeDists(parts, a.cfg.MaxSize, pess, a.canceled)
 		if err != nil {
 			return nil, err
 		}
@@ -273,6 +301,16 @@ func (a *PLD) pilot() Accountant {
 	cfg.perSD = 8
 	cfg.Discretization = math.Max(cfg.Discretization, 1e-2)
 	return NewPLD(cfg)
+}
+
+// PLDBracketContext is PLDBracket ending early with ctx's error (wrapped)
+// when ctx is done.
+func PLDBracketContext(ctx context.Context, acct Accountant, delta float64) (lower, upper Guarantee, err error) {
+	if a, ok := acct.(*PLD); ok {
+		a.ctx = ctx
+		defer func() { a.ctx = nil }()
+	}
+	return PLDBracket(acct, delta)
 }
 
 // PLDBracket returns the optimistic and pessimistic PLD epsilons of the

@@ -125,6 +125,19 @@ func logSumExpWeighted(d *pldDist, t float64) float64 {
 	return total
 }
 
+// expTimes returns e^x·y for y >= 0 without the NaN of Inf·0 when e^x
+// overflows (losses beyond 709): math.Exp(x)*y when e^x is finite, else
+// e^(x + log y).
+func expTimes(x, y float64) float64 {
+	if e := math.Exp(x); !math.IsInf(e, 1) {
+		return e * y
+	}
+	if y == 0 {
+		return 0
+	}
+	return math.Exp(x + math.Log(y))
+}
+
 // prepare computes the suffix sums used by delta and epsilon.
 func (d *pldDist) prepare() {
 	n := len(d.p)
@@ -159,7 +172,7 @@ func (d *pldDist) delta(eps float64) float64 {
 	for i < len(d.p) && d.loss(i) <= eps {
 		i++
 	}
-	v := math.Max(0, d.s1[i]-math.Exp(eps)*d.s2[i]) + d.offset(i)
+	v := math.Max(0, d.s1[i]-expTimes(eps, d.s2[i])) + d.offset(i)
 	return math.Min(1, math.Max(0, v))
 }
 
@@ -179,7 +192,7 @@ func (d *pldDist) epsilon(target float64) (float64, error) {
 	// Find lo with at(lo) > target >= at(lo+1); the answer is in
 	// (loss_lo, loss_lo+1], where delta = s1 - e^eps s2 + offset(lo+1).
 	at := func(i int) float64 {
-		return math.Max(0, d.s1[i+1]-math.Exp(d.loss(i))*d.s2[i+1]) + d.offset(i+1)
+		return math.Max(0, d.s1[i+1]-expTimes(d.loss(i), d.s2[i+1])) + d.offset(i+1)
 	}
 	solve := func(i int) float64 { // on the segment where entries from i on are above eps
 		t := target - d.offset(i)
@@ -239,20 +252,28 @@ func putFFT(n int, f *fourier.FFT) {
 	fftCache.n++
 }
 
-// smoothSize returns the smallest n >= m of the form 2^a 3^b 5^c (a >= 1).
+// smoothSize returns the smallest n >= m of the form 2^a 3^b 5^c (a >= 1)
+// that gonum's FFT can factor: it stores at most fftMaxFactors factors,
+// taking 4s first, then a 2, 3s and 5s.
 func smoothSize(m int) int {
 	best := math.MaxInt
-	for p5 := 1; p5 < 2*m+10; p5 *= 5 {
-		for p35 := p5; p35 < 2*m+10; p35 *= 3 {
-			n := 2 * p35
+	for p5, c := 1, 0; p5 < 2*m+10; p5, c = p5*5, c+1 {
+		for p35, b := p5, 0; p35 < 2*m+10; p35, b = p35*3, b+1 {
+			n, a := 2*p35, 1
 			for n < m {
 				n *= 2
+				a++
 			}
-			best = min(best, n)
+			if a/2+a%2+b+c <= fftMaxFactors {
+				best = min(best, n)
+			}
 		}
 	}
 	return best
 }
+
+// fftMaxFactors is the number of factors gonum's FFT plan has room for.
+const fftMaxFactors = 13
 
 // window returns the loss range holding all but pldWindowTail of the mass
 // of sum_i count_i copies of the parts on each side (Chernoff bounds from the
@@ -286,8 +307,9 @@ func window(parts []distCount) (lo, hi, minL, maxL float64, up, down []float64) 
 // pessimistic estimate repays by adding pldWindowTail to the +Inf mass; from
 // below it lands at high losses (raising delta), which the optimistic
 // estimate repays through its wrapped mass. The parts must be single steps
-// (no round-off of their own); the output's round-off is measured.
-func composeDists(parts []distCount, maxSize int, pessimistic bool) (*pldDist, error) {
+// (no round-off of their own); the output's round-off is measured. stop
+// (nil: never) is checked between transforms; its error ends the work.
+func composeDists(parts []distCount, maxSize int, pessimistic bool, stop func() error) (*pldDist, error) {
 	step := parts[0].d.step
 	logNoInf, wrapped := 0.0, 0.0
 	for _, pc := range parts {
@@ -307,9 +329,14 @@ func composeDists(parts []distCount, maxSize int, pessimistic bool) (*pldDist, e
 	}
 	n := smoothSize(int(width))
 	if n > maxSize {
-		n = int(width)
+		// Another length may have large prime factors (a slow FFT) or
+		// more than gonum can factor.
+		return nil, fmt.Errorf("privacy: PLD accountant needs an FFT of length %d > MaxSize %d (loss range %.3g..%.3g at grid step %g)", n, maxSize, loK*step, hiK*step, step)
 	}
-	out := convolve(parts, n, int(loK), step)
+	out, err := convolve(parts, n, int(loK), step, stop)
+	if err != nil {
+		return nil, err
+	}
 	out.pessimistic = pessimistic
 	out.pInf = -math.Expm1(logNoInf)
 	if pessimistic && hiL < maxL {
@@ -324,13 +351,22 @@ func composeDists(parts []distCount, maxSize int, pessimistic bool) (*pldDist, e
 }
 
 // convolve composes the parts by an FFT of length n and returns the result
-// on losses (lo..lo+n-1)·step.
-func convolve(parts []distCount, n, lo int, step float64) *pldDist {
+// on losses (lo..lo+n-1)·step, or stop's error.
+func convolve(parts []distCount, n, lo int, step float64, stop func() error) (*pldDist, error) {
+	if stop == nil {
+		stop = func() error { return nil }
+	}
+	if err := stop(); err != nil {
+		return nil, err
+	}
 	fft := getFFT(n)
 	defer putFFT(n, fft)
 	buf := make([]float64, n)
 	var spec, c []complex128
 	for _, pc := range parts {
+		if err := stop(); err != nil {
+			return nil, err
+		}
 		clear(buf)
 		for i, p := range pc.d.p {
 			k := pc.d.lo + i
@@ -345,6 +381,9 @@ func convolve(parts []distCount, n, lo int, step float64) *pldDist {
 		for i := range spec {
 			spec[i] *= c[i]
 		}
+	}
+	if err := stop(); err != nil {
+		return nil, err
 	}
 	seq := fft.Sequence(buf, spec)
 	out := &pldDist{lo: lo, step: step, p: make([]float64, n)}
@@ -363,7 +402,7 @@ func convolve(parts []distCount, n, lo int, step float64) *pldDist {
 	// the entry (the transform spreads it evenly): twice the largest is
 	// taken as the error bound of every entry, and covers the clipping too.
 	out.noise = 2 * maxNeg
-	return out
+	return out, nil
 }
 
 // pldRefineBudget caps the work (terms summed) spent recomputing
@@ -532,6 +571,16 @@ func pldStep(lps []lossPair, maxStep float64, perSD float64) float64 {
 		sd := stepDist(lp, width/1024, true).sd()
 		for step > sd/perSD && width/step < pldStepMax/2 {
 			step /= 2
+		}
+	}
+	// A pair whose losses span more than pldStepMax points of that grid
+	// (a noise multiplier so small that the loss runs into the thousands)
+	// gets a coarser one: the discretizations are sound at any step, and
+	// such a span is many standard deviations of its loss wide anyway.
+	for _, lp := range lps {
+		lo, hi := lp.bounds()
+		for (hi-lo)/step > pldStepMax && !math.IsInf(step, 1) {
+			step *= 2
 		}
 	}
 	return step

@@ -227,12 +227,18 @@ func pessimisticPMF(lp lossPair, step float64) pldPMF {
 		if pBin[i] == 0 {
 			continue
 		}
-		down := (math.Exp(b[i+1])*qBin[i] - pBin[i]) / em1
+		var down float64
+		if e := math.Exp(b[i+1]); !math.IsInf(e, 1) && !math.IsInf(em1, 1) {
+			down = (e*qBin[i] - pBin[i]) / em1
+		} else {
+			// Beyond float64's e^709: e^{b_{i+1}}/(e^Δ − 1) = e^{b_i}/(1 − e^{−Δ}).
+			down = expTimes(b[i]-math.Log(-math.Expm1(-step)), qBin[i]) - pBin[i]/em1
+		}
 		down = math.Min(math.Max(down, 0), pBin[i])
 		d.p[i] += down
 		d.p[i+1] += pBin[i] - down
 	}
-	top := math.Min(math.Exp(b[n-1])*qHigh, pHigh)
+	top := math.Min(expTimes(b[n-1], qHigh), pHigh)
 	d.p[n-1] += top
 	d.pInf = pHigh - top
 	return d
@@ -317,9 +323,9 @@ func (m *merger) add(p, q float64) {
 			m.accP, m.accQ, m.gMin, m.gMax = p, q, l, l
 			return
 		}
-		e := math.Exp(float64(m.target) * m.step)
-		need := e*m.accQ - m.accP // > 0: the group is below its target
-		give := p - e*q           // > 0 when this outcome lies above the target
+		le := float64(m.target) * m.step
+		need := expTimes(le, m.accQ) - m.accP // > 0: the group is below its target
+		give := p - expTimes(le, q)           // > 0 when this outcome lies above the target
 		m.gMax = l
 		if give > 0 && give >= need {
 			lam := need / give

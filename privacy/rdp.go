@@ -287,7 +287,45 @@ func sampledGaussianRDP(q, sigma, alpha float64, abs bool) float64 {
 	} else {
 		la = logAFrac(q, sigma, alpha, abs)
 	}
-	return la / (alpha - 1)
+	r := la / (alpha - 1)
+	if la < rdpTinyLogA {
+		// A = 1 + (something below float64's resolution near 1): the sums
+		// above round it (down to 0 for a large sigma, which would claim
+		// identical distributions). Bound it from A − 1 computed directly
+		// at the integer order ceil(alpha), whose RDP is at least alpha's
+		// (Renyi divergence is non-decreasing in the order).
+		n := math.Ceil(alpha)
+		if n <= 1<<20 {
+			r = math.Max(r, math.Log1p(math.Exp(logAIntMinus1(q, sigma, int(n))))/(n-1))
+		} else {
+			r = math.Max(r, alpha/(2*sigma*sigma)) // the unsampled Gaussian's, an upper bound
+		}
+	}
+	return r
+}
+
+// rdpTinyLogA is the log A below which sampledGaussianRDP recomputes the
+// RDP from A − 1 (where the log-space sums keep under 1e-6 relative
+// precision).
+const rdpTinyLogA = 1e-10
+
+// logAIntMinus1 is log(A_alpha − 1) for integer alpha >= 2:
+// sum_{j=2}^{alpha} C(alpha,j) (1-q)^(alpha-j) q^j expm1((j^2-j)/(2 sigma^2)),
+// summed in log space (the terms j = 0, 1 of A − 1 vanish because the
+// binomial weights sum to 1).
+func logAIntMinus1(q, sigma float64, alpha int) float64 {
+	la := math.Inf(-1)
+	lq, l1q := math.Log(q), math.Log1p(-q)
+	for j := 2; j <= alpha; j++ {
+		fj := float64(j)
+		x := (fj*fj - fj) / (2 * sigma * sigma)
+		le := math.Log(math.Expm1(x))
+		if x > 1 {
+			le = x + math.Log1p(-math.Exp(-x))
+		}
+		la = logAdd(la, logBinom(float64(alpha), fj)+fj*lq+float64(alpha-j)*l1q+le)
+	}
+	return la
 }
 
 // logAInt is log A_alpha for integer alpha:

@@ -78,10 +78,9 @@ func cmdAccount(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if config != "" {
 		return accountConfig(ctx, config, req.json, stdout, stderr)
 	}
-	res, err := req.compute()
-	if err != nil {
-		fmt.Fprintf(stderr, "dpfl account: %v\n", err)
-		return exitFailure
+	res, err := req.compute(ctx)
+	if err != nil || ctx.Err() != nil {
+		return failed(ctx, stderr, "account", err)
 	}
 	if req.json {
 		b, err := calcForm.Marshal(&res)
@@ -161,8 +160,8 @@ func (r *calcRequest) check(set map[string]bool, ordersFlag string) string {
 		return fmt.Sprintf("-steps must be at least 1, got %d", r.steps)
 	case !(r.sensitivity > 0 && !math.IsInf(r.sensitivity, 1)):
 		return fmt.Sprintf("-sensitivity must be positive and finite, got %g", r.sensitivity)
-	case !(r.tol > 0 && r.tol < 1):
-		return fmt.Sprintf("-tol must be in (0, 1), got %g", r.tol)
+	case !(r.tol >= privacy.MinCalibrateTolerance && r.tol < 1):
+		return fmt.Sprintf("-tol must be in [%.2g, 1) (float64 cannot resolve sigma more finely), got %g", privacy.MinCalibrateTolerance, r.tol)
 	}
 	r.calibrate = set["epsilon"]
 	if r.mech == "" {
@@ -239,7 +238,7 @@ func (r *calcRequest) event(s float64) privacy.Event {
 // compute answers the calculator's question. The noise standard deviation
 // the calculator calls sigma (in units of the clip norm) is the report's
 // NoiseStd; the accountant sees the noise multiplier NoiseStd/Sensitivity.
-func (r *calcRequest) compute() (privacy.Report, error) {
+func (r *calcRequest) compute(ctx context.Context) (privacy.Report, error) {
 	res := privacy.Report{Mechanism: r.mech, Steps: r.steps, Sensitivity: r.sensitivity, Delta: r.delta}
 	if r.mech == "sampled-gaussian" {
 		res.Q = r.q
@@ -247,7 +246,7 @@ func (r *calcRequest) compute() (privacy.Report, error) {
 	var g privacy.Guarantee
 	if r.calibrate {
 		// Calibrate the noise multiplier s/D, then report s.
-		nm, got, err := privacy.Calibrate(r.epsilon, r.delta, func(m float64) privacy.Event { return r.event(m * r.sensitivity) }, r.newAcct, r.tol)
+		nm, got, err := privacy.CalibrateContext(ctx, r.epsilon, r.delta, func(m float64) privacy.Event { return r.event(m * r.sensitivity) }, r.newAcct, r.tol)
 		if err != nil {
 			return res, err
 		}
@@ -259,7 +258,7 @@ func (r *calcRequest) compute() (privacy.Report, error) {
 		if err := a.Compose(r.event(r.sigma), 1); err != nil {
 			return res, err
 		}
-		got, err := a.Epsilon(r.delta)
+		got, err := privacy.EpsilonContext(ctx, a, r.delta)
 		if err != nil {
 			return res, err
 		}
@@ -278,8 +277,8 @@ func (r *calcRequest) compute() (privacy.Report, error) {
 		// The optimistic estimate at the same sigma: the exact epsilon lies
 		// between it and the guarantee.
 		a := r.newAcct()
-		if err := a.Compose(r.event(res.NoiseStd), 1); err == nil {
-			if lo, _, err := privacy.PLDBracket(a, r.delta); err == nil {
+		if err := a.Compose(r.event(res.NoiseStd), 1); err == nil && ctx.Err() == nil {
+			if lo, _, err := privacy.PLDBracketContext(ctx, a, r.delta); err == nil {
 				res.EpsilonOptimistic = &lo.Epsilon
 			}
 		}
