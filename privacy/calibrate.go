@@ -24,8 +24,9 @@ const MinCalibrateTolerance = 0x1p-52
 
 // calibrateMaxEvals caps the accountant evaluations of one search (a pilot
 // has its own): a second line of defence, far above what the search needs
-// (tens, at most about three per halving of the bracket).
-const calibrateMaxEvals = 400
+// (tens, at most about three per halving of the bracket). A variable so
+// that a test can lower it.
+var calibrateMaxEvals = 400
 
 // Calibrate returns the smallest noise multiplier sigma in [1e-6, 1e6] for
 // which the event factory(sigma), composed once into a fresh

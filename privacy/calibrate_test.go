@@ -1,9 +1,13 @@
 package privacy
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func gaussianFactory(sigma float64) Event { return Gaussian{sigma} }
@@ -159,5 +163,112 @@ func TestCalibratePLDPilot(t *testing.T) {
 	}
 	if at(s) > 3 || at(s/(1+2*relTol)) <= 3 {
 		t.Errorf("σ = %g is not the threshold: ε(σ) = %g, ε(σ/(1+2tol)) = %g", s, at(s), at(s/(1+2*relTol)))
+	}
+}
+
+// within runs f and fails the test if it has not returned within limit
+// (a search that never ends fails instead of hanging the test binary).
+func within(t *testing.T, limit time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	start := time.Now()
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+		if d := time.Since(start); d > limit {
+			t.Errorf("%s took %v (limit %v)", what, d, limit)
+		}
+	case <-time.After(limit):
+		t.Fatalf("%s did not return within %v", what, limit)
+	}
+}
+
+// TestCalibrateFloatResolution: at relTol = 1e-15 and σ in the thousands,
+// adjacent float64 values of ln σ are farther apart than log1p(relTol), so
+// a search that only stops at that width never ends. The answer meets the
+// target, is within 1e-6 of the relTol = 1e-6 answer, and no σ a few float
+// steps below it meets it (bisection on σ itself finished the search).
+func TestCalibrateFloatResolution(t *testing.T) {
+	for _, eps := range []float64{0.001, 1e-5} {
+		var s, s6 float64
+		var g Guarantee
+		var err error
+		within(t, 2*time.Second, fmt.Sprintf("exact calibration for ε = %g, δ = 1e-10, tol 1e-15", eps), func() {
+			s, g, err = Calibrate(eps, 1e-10, gaussianFactory, NewExact, 1e-15)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s6, _, err = Calibrate(eps, 1e-10, gaussianFactory, NewExact, 1e-6); err != nil {
+			t.Fatal(err)
+		}
+		if g.Epsilon > eps || math.Abs(s/s6-1) > 1e-6 || s < 2981 {
+			t.Errorf("ε = %g: σ = %.17g (%v), at tol 1e-6 σ = %.17g", eps, s, g, s6)
+		}
+		a := NewExact()
+		_ = a.Compose(Gaussian{s * (1 - 1e-14)}, 1)
+		if lower, _ := a.Epsilon(1e-10); lower.Epsilon <= eps {
+			t.Errorf("ε = %g: σ(1 − 1e-14) = %.17g also meets it (%v)", eps, s*(1-1e-14), lower)
+		}
+	}
+}
+
+// TestCalibrateToleranceFloor: a tolerance below float64's resolution is
+// refused at once, naming it; the smallest accepted one terminates.
+func TestCalibrateToleranceFloor(t *testing.T) {
+	for _, acct := range []func() Accountant{NewExact, func() Accountant { return NewPLD(PLDConfig{}) }} {
+		within(t, 2*time.Second, "calibration at tol 1e-300", func() {
+			_, _, err := Calibrate(1, 1e-6, gaussianFactory, acct, 1e-300)
+			if err == nil || !strings.Contains(err.Error(), "tolerance") {
+				t.Errorf("tol 1e-300: %v", err)
+			}
+		})
+	}
+	within(t, 2*time.Second, "calibration at the smallest tolerance", func() {
+		if _, _, err := Calibrate(1, 1e-6, gaussianFactory, NewExact, MinCalibrateTolerance); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// TestCalibrateEvaluationCap: the iteration cap ends a search with an
+// error naming the target (lowered here so that an ordinary search hits it).
+func TestCalibrateEvaluationCap(t *testing.T) {
+	defer func(n int) { calibrateMaxEvals = n }(calibrateMaxEvals)
+	calibrateMaxEvals = 5
+	_, _, err := Calibrate(1, 1e-6, gaussianFactory, NewExact, 1e-12)
+	if err == nil || !strings.Contains(err.Error(), "no convergence in 5") || !strings.Contains(err.Error(), "ε = 1 at δ = 1e-06") {
+		t.Errorf("capped search: %v", err)
+	}
+}
+
+// TestCalibrateContextCanceled: a calibration stops within a fraction of a
+// second of its context's cancellation, also inside a long PLD evaluation,
+// with an error wrapping context.Canceled.
+func TestCalibrateContextCanceled(t *testing.T) {
+	f := func(s float64) Event { return SelfComposed{PoissonSampled{0.01, Gaussian{s}}, 100_000} }
+	pld := func() Accountant { return NewPLD(PLDConfig{Discretization: 1e-4}) }
+	for _, wait := range []time.Duration{0, 50 * time.Millisecond, 300 * time.Millisecond} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var err error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _, err = CalibrateContext(ctx, 1, 1e-6, f, pld, 1e-6)
+		}()
+		time.Sleep(wait)
+		cancel()
+		start := time.Now()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			t.Fatalf("canceled after %v: still running 2 s later", wait)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("canceled after %v: returned %v later", wait, d)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("canceled after %v: error %v", wait, err)
+		}
 	}
 }

@@ -172,3 +172,16 @@ eval: {every: 100}
 		t.Fatalf("checkpoint after SIGTERM: %v, %+v", err, ck)
 	}
 }
+
+// TestSignalDuringAccountCalibration: SIGTERM while dpfl account calibrates
+// sigma with the PLD accountant (a million sampled steps: many seconds of
+// evaluations, some of them long) stops it within stopLimit with code 143
+// and no answer printed.
+func TestSignalDuringAccountCalibration(t *testing.T) {
+	cmd, lines, stdout := startDPFL(t, t.TempDir(), "account", "-accountant", "pld", "-q", "0.01", "-steps", "1000000", "-epsilon", "2", "-delta", "1e-6")
+	time.Sleep(1500 * time.Millisecond) // into the calibration
+	stopWith(t, cmd, lines, syscall.SIGTERM)
+	if stdout.Len() != 0 {
+		t.Errorf("a stopped calibration printed:\n%s", stdout)
+	}
+}
