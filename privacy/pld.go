@@ -16,6 +16,10 @@ const (
 	MethodPLDOptimistic = "pld-optimistic"
 )
 
+// pldMinDelta is the smallest delta the pessimistic PLD accountant tries
+// to certify.
+const pldMinDelta = 1e-50
+
 // DefaultPLDDiscretization is the default largest loss grid step of the PLD
 // accountant.
 const DefaultPLDDiscretization = 1e-3
@@ -40,6 +44,9 @@ type PLDConfig struct {
 	// perSD is the grid resolution in points per standard deviation of a
 	// step's loss (0: pldPointsPerSD); the calibration pilot uses fewer.
 	perSD float64
+	// maxPoints (0: pldStepMax) is the grid size beyond which a step's
+	// grid is coarsened; the calibration pilot uses fewer.
+	maxPoints float64
 }
 
 // PLD is a privacy-loss-distribution accountant (Koskela, Jälkö and Honkela
@@ -191,6 +198,12 @@ func (a *PLD) Epsilon(delta float64) (Guarantee, error) {
 	if len(a.steps) == 0 || delta >= 1 {
 		return g, nil
 	}
+	if delta < pldMinDelta && !a.cfg.Optimistic {
+		// Each step's grid leaves up to 1e-21 of its mass (times its
+		// sampling probability) at infinite loss: no δ this small can be
+		// certified, whatever the events; say so before composing.
+		return g, fmt.Errorf("privacy: PLD accountant: no finite ε: δ = %g is below %g, smaller than the mass its grids leave at infinite loss", delta, pldMinDelta)
+	}
 	dists, err := a.distributions()
 	if err != nil {
 		return g, err
@@ -270,7 +283,11 @@ func (a *PLD) distributions() ([]*pldDist, error) {
 		if err := a.canceled(); err != nil {
 			return nil, err
 		}
-		step := pldStep(lps, a.cfg.Discretization, perSD)
+		maxPoints := a.cfg.maxPoints
+		if maxPoints == 0 {
+			maxPoints = pldStepMax
+		}
+		step := pldStep(lps, a.cfg.Discretization, perSD, maxPoints)
 		parts := make([]distCount, len(keys))
 		for i, k := range keys {
 			if err := a.canceled(); err != nil {
@@ -300,6 +317,7 @@ func (a *PLD) pilot() Accountant {
 	cfg := a.cfg
 	cfg.perSD = 8
 	cfg.Discretization = math.Max(cfg.Discretization, 1e-2)
+	cfg.maxPoints = 1 << 16
 	return NewPLD(cfg)
 }
 

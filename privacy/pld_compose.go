@@ -560,7 +560,7 @@ func stepDist(lp lossPair, step float64, pessimistic bool) *pldDist {
 // step's loss by at most step²/4 (about step²/6 for a smooth density) and the
 // optimistic one lowers it by about as much, so the composed variance is off
 // by a relative 1/(6·pldPointsPerSD²) or less whatever the number of steps.
-func pldStep(lps []lossPair, maxStep float64, perSD float64) float64 {
+func pldStep(lps []lossPair, maxStep, perSD, maxPoints float64) float64 {
 	step := maxStep
 	for _, lp := range lps {
 		lo, hi := lp.bounds()
@@ -573,13 +573,13 @@ func pldStep(lps []lossPair, maxStep float64, perSD float64) float64 {
 			step /= 2
 		}
 	}
-	// A pair whose losses span more than pldStepMax points of that grid
-	// (a noise multiplier so small that the loss runs into the thousands)
-	// gets a coarser one: the discretizations are sound at any step, and
-	// such a span is many standard deviations of its loss wide anyway.
+	// A pair whose losses span more than maxPoints points of that grid (a
+	// noise multiplier so small that the loss runs into the thousands) gets
+	// a coarser one: the discretizations are sound at any step, and such a
+	// span is many standard deviations of its loss wide anyway.
 	for _, lp := range lps {
 		lo, hi := lp.bounds()
-		for (hi-lo)/step > pldStepMax && !math.IsInf(step, 1) {
+		for (hi-lo)/step > maxPoints && !math.IsInf(step, 1) {
 			step *= 2
 		}
 	}

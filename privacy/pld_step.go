@@ -261,6 +261,14 @@ func optimisticPMF(lp lossPair, step float64) pldPMF {
 	// there. Indices above kmax are rounded down to kmax.
 	m := newMerger(step, kmin-1, kmax)
 	for i := range pBin {
+		if qBin[i] == 0 && pBin[i] > 0 {
+			// Q's mass underflowed (a loss in the hundreds): the bin's
+			// loss is unknown but at least its lower boundary; the grid
+			// point below that is a lower loss.
+			k := kmin + i - 1
+			m.emit(k, pBin[i], b[i], b[i])
+			continue
+		}
 		m.add(pBin[i], qBin[i])
 	}
 	return pldPMF{lo: kmin - 1, p: m.finish()}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func runAccount(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -247,5 +248,54 @@ func TestAccountConfigForm(t *testing.T) {
 	}
 	if strings.Contains(out, `"epsilon"`) && strings.Contains(out, `"mechanism"`) && code == exitOK {
 		t.Errorf("nonexistent config produced a calculator answer: %q", out)
+	}
+}
+
+// TestAccountCalculatorExtremes: the calculator answers or refuses at once
+// at the extremes of its flags. A tolerance below float64's resolution is
+// refused naming -tol (it used to search forever); 1e-15 at σ in the
+// thousands answers (the bracket on ln σ cannot get that narrow there); the
+// PLD at σ = 1e-8 answers (it used to ask for 15 TB) with an ε at least
+// the exact one's; sampled PLD at ε = 1e5 answers or refuses in one line.
+func TestAccountCalculatorExtremes(t *testing.T) {
+	type result struct {
+		code     int
+		out, err string
+	}
+	call := func(args ...string) result {
+		t.Helper()
+		done := make(chan result, 1)
+		go func() {
+			code, out, errs := runAccount(t, args...)
+			done <- result{code, out, errs}
+		}()
+		select {
+		case r := <-done:
+			return r
+		case <-time.After(20 * time.Second):
+			t.Fatalf("dpfl account %s: no answer within 20 s", strings.Join(args, " "))
+		}
+		return result{}
+	}
+	for _, acct := range []string{"exact", "pld"} {
+		r := call("-mechanism", "gaussian", "-epsilon", "1", "-delta", "1e-6", "-accountant", acct, "-tol", "1e-300")
+		if r.code != exitUsage || !strings.Contains(r.err, "-tol") || strings.Count(r.err, "\n") != 1 {
+			t.Errorf("-tol 1e-300 (%s): exit %d, stderr %q", acct, r.code, r.err)
+		}
+	}
+	for _, eps := range []string{"0.001", "1e-05"} {
+		m := accountJSON(t, "-mechanism", "gaussian", "-epsilon", eps, "-delta", "1e-10", "-accountant", "exact", "-tol", "1e-15")
+		if e, _ := strconv.ParseFloat(eps, 64); m["epsilon"].(float64) > e || m["sigma"].(float64) < 2981 {
+			t.Errorf("ε = %s at tol 1e-15: %v", eps, m)
+		}
+	}
+	exact := accountJSON(t, "-sigma", "1e-8", "-delta", "1e-6")
+	pld := accountJSON(t, "-sigma", "1e-8", "-delta", "1e-6", "-accountant", "pld")
+	if e, p := exact["epsilon"].(float64), pld["epsilon"].(float64); !(p >= e) {
+		t.Errorf("σ = 1e-8: PLD ε %v below the exact %v", p, e)
+	}
+	r := call("-q", "0.01", "-epsilon", "1e5", "-delta", "1e-6", "-accountant", "pld")
+	if r.code != exitOK && (r.code != exitFailure || strings.Count(r.err, "\n") != 1) {
+		t.Errorf("sampled PLD at ε = 1e5: exit %d, stderr %q", r.code, r.err)
 	}
 }
