@@ -288,6 +288,13 @@ func (a *PLD) distributions() ([]*pldDist, error) {
 			maxPoints = pldStepMax
 		}
 		step := pldStep(lps, a.cfg.Discretization, perSD, maxPoints)
+		counts := make([]int, len(keys))
+		for i, k := range keys {
+			counts[i] = a.steps[k]
+		}
+		if err := tooWide(lps, counts, step, a.cfg.MaxSize); err != nil {
+			return nil, err
+		}
 		parts := make([]distCount, len(keys))
 		for i, k := range keys {
 			if err := a.canceled(); err != nil {
@@ -307,9 +314,9 @@ func (a *PLD) distributions() ([]*pldDist, error) {
 }
 
 // pilot implements piloted: a coarse PLD accountant (8 grid points per
-// standard deviation, grid step up to 1e-2) whose calibration lands within
-// about 1e-3 of this one's, at a small fraction of the cost; nil for a
-// pilot itself.
+// standard deviation, grid step up to 1e-2, at most 2^16 points per step
+// and 2^20 per composition) whose calibration lands within about 1e-3 of
+// this one's, at a small fraction of the cost; nil for a pilot itself.
 func (a *PLD) pilot() Accountant {
 	if a.cfg.perSD != 0 {
 		return nil
@@ -318,6 +325,7 @@ func (a *PLD) pilot() Accountant {
 	cfg.perSD = 8
 	cfg.Discretization = math.Max(cfg.Discretization, 1e-2)
 	cfg.maxPoints = 1 << 16
+	cfg.MaxSize = min(cfg.MaxSize, 1<<20) // a pilot that big is not worth its time
 	return NewPLD(cfg)
 }
 

@@ -50,6 +50,29 @@ type pldDist struct {
 	minL, maxL  float64
 	s1, s2      []float64 // s1[i] = sum_{j>=i} p[j]; s2[i] = sum_{j>=i} p[j] e^{-loss_j} (losses >= 0)
 	zero        int       // index of the first non-negative loss
+	// ls2 is log s2, kept (by prepare) only when losses exceed
+	// pldLargeLoss, where e^{-loss} underflows and s2 loses its terms;
+	// e^eps·s2 is then taken as e^{eps + ls2} wherever s2 is that small.
+	ls2 []float64
+}
+
+// pldLargeLoss is the loss above which e^{-loss} nears float64's underflow.
+const pldLargeLoss = 600
+
+// expS2 is e^x·s2[i] for a loss x: from ls2 where s2 underflows.
+func (d *pldDist) expS2(x float64, i int) float64 {
+	if d.ls2 != nil && d.s2[i] < 1e-250 {
+		return math.Exp(x + d.ls2[i])
+	}
+	return expTimes(x, d.s2[i])
+}
+
+// logS2 is log s2[i], from ls2 where s2 underflows.
+func (d *pldDist) logS2(i int) float64 {
+	if d.ls2 != nil && d.s2[i] < 1e-250 {
+		return d.ls2[i]
+	}
+	return math.Log(d.s2[i])
 }
 
 func (d *pldDist) loss(i int) float64 { return float64(d.lo+i) * d.step }
@@ -148,6 +171,16 @@ func (d *pldDist) prepare() {
 		d.s1[i] = d.s1[i+1] + d.p[i]
 		d.s2[i] = d.s2[i+1] + d.p[i]*math.Exp(-d.loss(i))
 	}
+	if n > 0 && d.loss(n-1) > pldLargeLoss {
+		d.ls2 = make([]float64, n+1)
+		d.ls2[n] = math.Inf(-1)
+		for i := n - 1; i >= d.zero; i-- {
+			d.ls2[i] = d.ls2[i+1]
+			if d.p[i] > 0 {
+				d.ls2[i] = logAdd(d.ls2[i+1], math.Log(d.p[i])-d.loss(i))
+			}
+		}
+	}
 }
 
 // offset is what delta adds to the divergence of the finite part when the
@@ -172,7 +205,7 @@ func (d *pldDist) delta(eps float64) float64 {
 	for i < len(d.p) && d.loss(i) <= eps {
 		i++
 	}
-	v := math.Max(0, d.s1[i]-expTimes(eps, d.s2[i])) + d.offset(i)
+	v := math.Max(0, d.s1[i]-d.expS2(eps, i)) + d.offset(i)
 	return math.Min(1, math.Max(0, v))
 }
 
@@ -192,11 +225,17 @@ func (d *pldDist) epsilon(target float64) (float64, error) {
 	// Find lo with at(lo) > target >= at(lo+1); the answer is in
 	// (loss_lo, loss_lo+1], where delta = s1 - e^eps s2 + offset(lo+1).
 	at := func(i int) float64 {
-		return math.Max(0, d.s1[i+1]-expTimes(d.loss(i), d.s2[i+1])) + d.offset(i+1)
+		return math.Max(0, d.s1[i+1]-d.expS2(d.loss(i), i+1)) + d.offset(i+1)
 	}
 	solve := func(i int) float64 { // on the segment where entries from i on are above eps
 		t := target - d.offset(i)
-		if d.s2[i] == 0 || d.s1[i] <= t {
+		if d.s1[i] <= t {
+			return 0
+		}
+		if d.ls2 != nil && d.s2[i] < 1e-250 {
+			return math.Log(d.s1[i]-t) - d.logS2(i)
+		}
+		if d.s2[i] == 0 {
 			return 0
 		}
 		return math.Log((d.s1[i] - t) / d.s2[i])
@@ -552,6 +591,28 @@ func stepDist(lp lossPair, step float64, pessimistic bool) *pldDist {
 	d := &pldDist{lo: m.lo, step: step, p: m.p, pInf: m.pInf, pessimistic: pessimistic}
 	d.setBounds()
 	return d
+}
+
+// tooWide returns composeDists' refusal, before any fine discretization,
+// for a composition of the pairs (each counts[i] times) whose FFT at grid
+// step would be far beyond maxSize: more than 4·maxSize points over the
+// window of coarse (1024-point) discretizations of the pairs, whose loss
+// moments differ from the fine ones by far less than that factor. nil
+// otherwise.
+func tooWide(lps []lossPair, counts []int, step float64, maxSize int) error {
+	parts := make([]distCount, len(lps))
+	for i, lp := range lps {
+		lo, hi := lp.bounds()
+		if !(hi-lo > 0) || math.IsInf(hi-lo, 1) {
+			return nil
+		}
+		parts[i] = distCount{stepDist(lp, (hi-lo)/1024, true), counts[i]}
+	}
+	lo, hi, _, _, _, _ := window(parts)
+	if width := (hi - lo) / step; width > 4*float64(maxSize) {
+		return fmt.Errorf("privacy: PLD accountant needs an FFT of length about %.3g > MaxSize %d (loss range %.3g..%.3g at grid step %g)", width, maxSize, lo, hi, step)
+	}
+	return nil
 }
 
 // pldStep returns the grid step for discretizing the pairs: the largest
