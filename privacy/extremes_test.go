@@ -329,3 +329,27 @@ func TestSampledGaussianRDPLargeSigma(t *testing.T) {
 		}
 	}
 }
+
+// TestCountOverflowAndHugeOrders: compositions whose count overflows int
+// are refused by the PLD accountant (its step counts are ints; the product
+// wrapped around to a negative count), and an RDP order of 1e9 (a sum of
+// about 1e9 terms) answers at once with a bound no smaller than the
+// unsampled Gaussian's.
+func TestCountOverflowAndHugeOrders(t *testing.T) {
+	big := SelfComposed{SelfComposed{Gaussian{1}, 1 << 40}, 1 << 40}
+	if err := NewPLD(PLDConfig{}).Compose(big, 1); err == nil || !strings.Contains(err.Error(), "overflow") {
+		t.Errorf("2^80 compositions: %v", err)
+	}
+	a := NewPLD(PLDConfig{})
+	_ = a.Compose(SelfComposed{Gaussian{1}, math.MaxInt - 1}, 1)
+	if err := a.Compose(SelfComposed{Gaussian{1}, 2}, 1); err == nil {
+		t.Error("a total beyond MaxInt compositions was accepted")
+	}
+	for _, order := range []float64{1e9, 1e9 + 0.5} {
+		var r float64
+		timed(t, extremeCallLimit, fmt.Sprintf("RDP at order %g", order), func() { r = SampledGaussianRDP(0.01, 1, order) })
+		if !(r >= order/2*(1-1e-12)) {
+			t.Errorf("order %g: RDP %g", order, r)
+		}
+	}
+}

@@ -115,6 +115,11 @@ func (a *PLD) Compose(e Event, count int) error {
 		return err
 	}
 	for k, c := range add {
+		if c > math.MaxInt-a.steps[k] {
+			return fmt.Errorf("privacy: PLD accountant: more than %d compositions of one step", math.MaxInt)
+		}
+	}
+	for k, c := range add {
 		a.steps[k] += c
 		a.cache = nil
 	}
@@ -128,15 +133,18 @@ func pldSteps(dst map[pldKey]int, e Event, count int) error {
 	switch e := e.(type) {
 	case Gaussian:
 		if !math.IsInf(e.NoiseMultiplier, 1) {
-			dst[pldKey{q: 1, param: e.NoiseMultiplier}] += count
+			return addSteps(dst, pldKey{q: 1, param: e.NoiseMultiplier}, count)
 		}
 		return nil
 	case PureDP:
 		if e.Epsilon > 0 {
-			dst[pldKey{rr: true, q: 1, param: e.Epsilon}] += count
+			return addSteps(dst, pldKey{rr: true, q: 1, param: e.Epsilon}, count)
 		}
 		return nil
 	case SelfComposed:
+		if e.Count > 0 && count > math.MaxInt/e.Count {
+			return fmt.Errorf("privacy: PLD accountant: %d × %d compositions overflow", count, e.Count)
+		}
 		return pldSteps(dst, e.Event, count*e.Count)
 	case Composed:
 		for _, x := range e.Events {
@@ -154,7 +162,7 @@ func pldSteps(dst map[pldKey]int, e Event, count int) error {
 		}
 		if p, ok := e.Event.(PureDP); ok {
 			if p.Epsilon > 0 {
-				dst[pldKey{rr: true, q: e.Probability, param: p.Epsilon}] += count
+				return addSteps(dst, pldKey{rr: true, q: e.Probability, param: p.Epsilon}, count)
 			}
 			return nil
 		}
@@ -163,11 +171,21 @@ func pldSteps(dst map[pldKey]int, e Event, count int) error {
 			return errUnsupported("PLD", e, "Poisson sampling is supported for a Gaussian (or Gaussians) or one PureDP event")
 		}
 		if !math.IsInf(sigma, 1) {
-			dst[pldKey{q: e.Probability, param: sigma}] += count
+			return addSteps(dst, pldKey{q: e.Probability, param: sigma}, count)
 		}
 		return nil
 	}
 	return errUnsupported("PLD", e, "only Gaussians and PureDP events, Poisson-sampled or not")
+}
+
+// addSteps adds count repetitions of the step k to dst, refusing a total
+// beyond int.
+func addSteps(dst map[pldKey]int, k pldKey, count int) error {
+	if count > math.MaxInt-dst[k] {
+		return fmt.Errorf("privacy: PLD accountant: more than %d compositions of one step", math.MaxInt)
+	}
+	dst[k] += count
+	return nil
 }
 
 // Delta implements Accountant.

@@ -281,11 +281,19 @@ func sampledGaussianRDP(q, sigma, alpha float64, abs bool) float64 {
 	case math.IsInf(alpha, 1):
 		return math.Inf(1)
 	}
+	if alpha > rdpMaxSeriesOrder {
+		// The sums below would take about alpha terms: the unsampled
+		// Gaussian's RDP is an upper bound (sampling never adds to it).
+		return alpha / (2 * sigma * sigma)
+	}
 	var la float64
 	if alpha == math.Trunc(alpha) {
 		la = logAInt(q, sigma, int(alpha))
 	} else {
-		la = logAFrac(q, sigma, alpha, abs)
+		var ok bool
+		if la, ok = logAFrac(q, sigma, alpha, abs); !ok {
+			return alpha / (2 * sigma * sigma) // the series did not settle: the same bound
+		}
 	}
 	r := la / (alpha - 1)
 	if la < rdpTinyLogA {
@@ -303,6 +311,10 @@ func sampledGaussianRDP(q, sigma, alpha float64, abs bool) float64 {
 	}
 	return r
 }
+
+// rdpMaxSeriesOrder is the largest order whose sampled-Gaussian RDP is
+// summed term by term (about one term per unit of the order).
+const rdpMaxSeriesOrder = 1e6
 
 // rdpTinyLogA is the log A below which sampledGaussianRDP recomputes the
 // RDP from A − 1 (where the log-space sums keep under 1e-6 relative
@@ -377,7 +389,9 @@ func (x slog) add(neg bool, l float64) slog {
 // z0 = sigma^2 log(1/q - 1) + 1/2 expanded with generalized binomial
 // coefficients C(alpha, i); terms are added until both are below e^-30.
 // With abs, the absolute values of the terms are summed (an upper bound).
-func logAFrac(q, sigma, alpha float64, abs bool) float64 {
+// ok is false when the terms have not settled after 1e6 of them (the sum
+// is then not to be trusted).
+func logAFrac(q, sigma, alpha float64, abs bool) (la float64, ok bool) {
 	a0, a1 := slog{l: math.Inf(-1)}, slog{l: math.Inf(-1)}
 	z0 := sigma*sigma*math.Log(1/q-1) + 0.5
 	lq, l1q := math.Log(q), math.Log1p(-q)
@@ -394,15 +408,18 @@ func logAFrac(q, sigma, alpha float64, abs bool) float64 {
 		ls1 := lt1 + (j*j-j)/s2 + le1
 		a0 = a0.add(neg, ls0)
 		a1 = a1.add(neg, ls1)
-		if math.Max(ls0, ls1) < -30 || i > 1e6 {
+		if math.Max(ls0, ls1) < -30 {
 			break
+		}
+		if i > 1e6 {
+			return 0, false
 		}
 	}
 	s := a0.add(a1.neg, a1.l)
 	if s.neg {
-		return math.Inf(-1) // cannot happen for a valid q, sigma; defensive
+		return math.Inf(-1), true // cannot happen for a valid q, sigma; defensive
 	}
-	return s.l
+	return s.l, true
 }
 
 // logAbsGenBinom returns log|C(alpha, i)| and whether C(alpha, i) < 0 for the
