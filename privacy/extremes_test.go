@@ -353,3 +353,26 @@ func TestCountOverflowAndHugeOrders(t *testing.T) {
 		}
 	}
 }
+
+// TestPLDPureDPLargeEpsilon: randomized response with ε beyond 745, where
+// e^-ε underflows. One step's ε at δ is at least its exact value
+// l + log(1 − δ/p), l the loss of the outcome P favours and p its P-mass
+// (sampled: l = log(q·e^ε + 1 − q), p ≈ q); it used to panic (makeslice
+// with a length from an infinite loss) or refuse.
+func TestPLDPureDPLargeEpsilon(t *testing.T) {
+	const eps0, delta = 800.0, 1e-6
+	for _, q := range []float64{1, 0.01} {
+		a := NewPLD(PLDConfig{Discretization: 1e-2})
+		if err := a.Compose(PoissonSampled{q, PureDP{eps0}}, 1); err != nil {
+			t.Fatal(err)
+		}
+		var g Guarantee
+		var err error
+		timed(t, extremeCallLimit, fmt.Sprintf("PLD of PoissonSampled(%g, PureDP(%g))", q, eps0), func() { g, err = a.Epsilon(delta) })
+		l := eps0 + math.Log(q) + math.Log1p((1-q)*math.Exp(-eps0)/q)
+		want := l + math.Log1p(-delta/q)
+		if err != nil || math.IsNaN(g.Epsilon) || g.Epsilon < want-1e-9*want || g.Epsilon > eps0 {
+			t.Errorf("q = %g: %v (%v), exact %g", q, g, err, want)
+		}
+	}
+}

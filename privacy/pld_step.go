@@ -133,6 +133,18 @@ func (r rrLoss) atoms() (l, p, q [2]float64) {
 	}
 	for i := range l {
 		l[i] = math.Log(p[i]) - math.Log(q[i])
+		if p[i] == 0 || q[i] == 0 {
+			// A mass underflowed (eps beyond ~745): the loss from the
+			// masses' logs, log a = −log(1+e^−eps), log b = log a − eps.
+			la := -math.Log1p(math.Exp(-r.eps))
+			lb := la - r.eps
+			lp := [2]float64{logAdd(math.Log1p(-r.q)+lb, math.Log(r.q)+la), logAdd(math.Log1p(-r.q)+la, math.Log(r.q)+lb)}
+			lq := [2]float64{lb, la}
+			if r.add {
+				lp, lq = lq, lp
+			}
+			l[i] = lp[i] - lq[i]
+		}
 	}
 	return l, p, q
 }
