@@ -64,7 +64,11 @@
 // (epsilon, delta) through an event factory (as in dp_accounting's
 // mechanism_calibration.py), keeping a bracket and shrinking it by regula
 // falsi; the PLD accountant first calibrates a coarse pilot of itself, so
-// that 2,000 sampled steps calibrate in a few tenths of a second.
+// that 2,000 sampled steps calibrate in a few tenths of a second. The
+// search ends at float64's resolution of sigma at the latest and after a
+// few hundred evaluations in any case; [CalibrateContext] (and
+// [EpsilonContext], [PLDBracketContext]) also end when a context is done,
+// checked between evaluations and inside the PLD's long ones.
 // [ZCDPBudget] is the largest zCDP rho that a target (epsilon, delta) allows
 // ([ZCDPBudgetFor] for either conversion). [Ledger] is a zCDP budget that is
 // spent round by round and refuses overspending: DP-AGD (LK18;

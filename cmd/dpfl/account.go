@@ -111,7 +111,7 @@ func parseAccount(args []string, stderr io.Writer) (req calcRequest, config stri
 	fs.StringVar(&req.accountant, "accountant", "", "exact, rdp (CKS conversion), rdp-mironov, zcdp (rho + 2 sqrt(rho log 1/delta)), zcdp-cks or pld (privacy-loss distribution, slower)")
 	fs.StringVar(&ordersFlag, "orders", "", "comma-separated RDP orders (default privacy.DefaultOrders: 1.1..10.9 step 0.1, 11..63, 128, 256, 512)")
 	fs.StringVar(&req.series, "rdp-series", "signed", "fractional-order RDP of the sampled Gaussian: signed (exact; TF-Privacy, Opacus) or abs (upper bound; current dp_accounting)")
-	fs.Float64Var(&req.tol, "tol", 1e-6, "relative tolerance of the sigma calibration")
+	fs.Float64Var(&req.tol, "tol", 1e-6, "relative tolerance of the sigma calibration, in [2.2e-16, 1)")
 	fs.BoolVar(&req.json, "json", false, "print one JSON object")
 	pos, code, ok := parseInterleaved(fs, args, accountUsage, stderr)
 	if !ok {
