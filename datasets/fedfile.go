@@ -1,8 +1,10 @@
 package datasets
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"unicode/utf8"
@@ -168,6 +170,17 @@ func imageLabel(y int64, digitsOnly bool) (class int32, ok bool, err error) {
 	return int32(y), true, nil
 }
 
+// finitePixels returns an error naming the first value of x that is NaN or
+// infinite.
+func finitePixels(x []float32) error {
+	for i, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("value %d is %v (pixels must be finite)", i, v)
+		}
+	}
+	return nil
+}
+
 // countImages takes the census of the training split from its labels:
 // usable examples per client.
 func countImages(scan labelScan, opt FileOptions) (*census, error) {
@@ -184,7 +197,7 @@ func countImages(scan labelScan, opt FileOptions) (*census, error) {
 
 // buildImages builds a 28×28-image population from the clients of c (the
 // census of the training split) that opt keeps.
-func buildImages(name string, scan imageScan, c *census, opt FileOptions) (*Federated, error) {
+func buildImages(ctx context.Context, name string, scan imageScan, c *census, opt FileOptions) (*Federated, error) {
 	_, kept, err := c.choose(1, opt)
 	if err != nil {
 		return nil, err
@@ -220,6 +233,9 @@ func buildImages(name string, scan imageScan, c *census, opt FileOptions) (*Fede
 		d.Y = append(d.Y, class)
 		return nil
 	})
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +287,7 @@ func countDocs(scan docScan, tok tokenizer, opt FileOptions) (*census, error) {
 // windows of Text.SeqLen tokens (Vocab.Encode); documents without a token are
 // skipped. Only the kept clients' documents are held in memory, as text,
 // until they are encoded.
-func buildDocs(name string, scan docScan, tok tokenizer, c *census, opt FileOptions) (*Federated, error) {
+func buildDocs(ctx context.Context, name string, scan docScan, tok tokenizer, c *census, opt FileOptions) (*Federated, error) {
 	opt = opt.withDefaults()
 	to := opt.Text
 	if to.Vocab < 1 || to.SeqLen < 1 || to.MinTokens < 0 {
@@ -334,6 +350,9 @@ func buildDocs(name string, scan docScan, tok tokenizer, c *census, opt FileOpti
 		return idx
 	}
 	for k := range f.Clients {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		f.Clients[k] = add(f.Train, trainDocs[k])
 		f.ClientTest[k] = add(f.Test, testDocs[k])
 		trainDocs[k], testDocs[k] = nil, nil

@@ -6,10 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"dpfl/datasets"
 )
 
 // Inputs are the fingerprints of the files a run reads, keyed by the
@@ -99,15 +100,13 @@ func (fp fingerprinter) hash(root string, files []string) (string, error) {
 			}
 			name = filepath.ToSlash(rel)
 		}
-		f, err := os.Open(p)
+		// A device (/dev/zero) would be read for ever, and a FIFO would
+		// block the open itself: both are refused before reading.
+		f, err := datasets.OpenRegular(p)
 		if err != nil {
 			return "", err
 		}
 		st, err := f.Stat()
-		if err == nil && !st.Mode().IsRegular() {
-			// A device or FIFO (/dev/zero) would be read for ever.
-			err = fmt.Errorf("%s is not a regular file", p)
-		}
 		if err == nil {
 			io.WriteString(h, name+"\x00")
 			binary.Write(h, binary.LittleEndian, st.Size())

@@ -215,7 +215,7 @@ func (o Options) data() *datasets.Loader {
 func NewPlan(ctx context.Context, cfg *Config, opts Options) (*Plan, error) {
 	opts.Data = opts.data()
 	root := rng.New(cfg.Seed)
-	data, err := loadData(cfg, opts, root)
+	data, err := loadDataContext(ctx, cfg, opts, root)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func NewPlan(ctx context.Context, cfg *Config, opts Options) (*Plan, error) {
 func NewAccount(ctx context.Context, cfg *Config, opts Options) (*Plan, error) {
 	opts.Data = opts.data()
 	root := rng.New(cfg.Seed)
-	n, err := population(cfg, opts, root)
+	n, err := population(ctx, cfg, opts, root)
 	if err != nil {
 		return nil, err
 	}
