@@ -169,6 +169,11 @@ func ReadJSONL(r io.Reader) ([]Document, error) {
 			Text *string `json:"text"`
 		}
 		if err := json.Unmarshal(b, &rec); err != nil {
+			if rerr := sc.Err(); rerr != nil {
+				// The read failed within the line: that, not the cut line,
+				// is the error.
+				return nil, fmt.Errorf("datasets: JSONL line %d: %w", line, rerr)
+			}
 			return nil, fmt.Errorf("datasets: JSONL line %d: %w", line, err)
 		}
 		if rec.User == nil || rec.Text == nil {
