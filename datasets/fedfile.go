@@ -86,7 +86,7 @@ func (o FileOptions) pick(n int) ([]int, error) {
 		return idx, nil
 	}
 	if o.Subset == nil {
-		return nil, errors.New("datasets: a client subset needs a random source (FileOptions.Subset)")
+		return nil, errors.New("a client subset needs a random source (FileOptions.Subset)")
 	}
 	keep := o.Subset.Perm(n)[:o.Clients]
 	slices.Sort(keep)
@@ -240,7 +240,7 @@ func buildImages(ctx context.Context, name string, scan imageScan, c *census, op
 		return nil, err
 	}
 	if test.Len() == 0 {
-		return nil, fmt.Errorf("datasets: none of the %d clients has an example in split %q (the held-out split must hold the same clients' examples)", len(kept), opt.TestSplit)
+		return nil, fmt.Errorf("none of the %d clients has an example in split %q (the held-out split must hold the same clients' examples)", len(kept), opt.TestSplit)
 	}
 	return f, f.Validate()
 }
@@ -291,14 +291,14 @@ func buildDocs(ctx context.Context, name string, scan docScan, tok tokenizer, c 
 	opt = opt.withDefaults()
 	to := opt.Text
 	if to.Vocab < 1 || to.SeqLen < 1 || to.MinTokens < 0 {
-		return nil, fmt.Errorf("datasets: bad text options %+v", to)
+		return nil, fmt.Errorf("bad text options %+v", to)
 	}
 	eligible, kept, err := c.choose(to.MinTokens, opt)
 	if err != nil {
 		return nil, err
 	}
 	if len(eligible) == 0 {
-		return nil, fmt.Errorf("datasets: no client has %d training tokens (of %d clients)", to.MinTokens, len(c.names))
+		return nil, fmt.Errorf("no client has %d training tokens (of %d clients)", to.MinTokens, len(c.names))
 	}
 	isEligible := make(map[string]bool, len(eligible))
 	for _, e := range eligible {
@@ -358,7 +358,7 @@ func buildDocs(ctx context.Context, name string, scan docScan, tok tokenizer, c 
 		trainDocs[k], testDocs[k] = nil, nil
 	}
 	if f.Test.Len() == 0 {
-		return nil, fmt.Errorf("datasets: none of the %d clients has a document in split %q (the held-out split must hold the same clients' documents)", len(kept), opt.TestSplit)
+		return nil, fmt.Errorf("none of the %d clients has a document in split %q (the held-out split must hold the same clients' documents)", len(kept), opt.TestSplit)
 	}
 	return f, f.Validate()
 }
@@ -467,7 +467,7 @@ func buildWindows(name string, scan windowScan, w *windowCensus, opt FileOptions
 		return nil, err
 	}
 	if f.Test.Len() == 0 {
-		return nil, fmt.Errorf("datasets: none of the %d clients has an example in the held-out split", len(kept))
+		return nil, fmt.Errorf("none of the %d clients has an example in the held-out split", len(kept))
 	}
 	return f, f.Validate()
 }

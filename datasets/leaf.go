@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // LEAF (https://leaf.cmu.edu) writes each federated dataset as JSON files in
@@ -491,8 +492,10 @@ func CountLEAFContext(ctx context.Context, dir string, opt FileOptions) (int, er
 	return len(kept), nil
 }
 
+// leafWrap names the folder in an error from a reader (the builders'
+// errors name neither the package nor the folder).
 func leafWrap(dir string, err error) error {
-	if err == nil || bytes.HasPrefix([]byte(err.Error()), []byte("datasets: ")) {
+	if err == nil || strings.HasPrefix(err.Error(), "datasets: ") && strings.Contains(err.Error(), dir) {
 		return err
 	}
 	return fmt.Errorf("datasets: LEAF %s: %w", dir, err)

@@ -15,7 +15,7 @@ import (
 )
 
 // execSQL runs a statement on a SQLite file.
-func execSQL(t *testing.T, path, q string, args ...any) {
+func execSQL(t testing.TB, path, q string, args ...any) {
 	t.Helper()
 	db, err := sql.Open("sqlite", path)
 	if err != nil {

@@ -143,9 +143,10 @@ type tffFile struct {
 	size int64 // bytes
 }
 
-// wrap names the file in an error from a reader.
+// wrap names the file in an error from a reader (the builders' errors name
+// neither the package nor the file).
 func (t *tffFile) wrap(err error) error {
-	if strings.HasPrefix(err.Error(), "datasets: ") {
+	if strings.HasPrefix(err.Error(), "datasets: ") && strings.Contains(err.Error(), t.path) {
 		return err
 	}
 	return fmt.Errorf("datasets: %s: %w", t.path, err)
