@@ -18,9 +18,12 @@ import (
 // valid and invalid inputs generated here); .ci/run fuzzes each for a
 // bounded number of executions, longer runs by hand:
 //
-//	go test ./datasets -run '^$' -fuzz '^FuzzTFF$' -fuzztime 5m
-//	go test ./datasets -run '^$' -fuzz '^FuzzLEAF$' -fuzztime 5m
-//	go test ./datasets -run '^$' -fuzz '^FuzzJSONL$' -fuzztime 5m
+//	go test ./datasets -run '^$' -fuzz '^FuzzTFF$' -fuzztime 5m -fuzzminimizetime 5s
+//	go test ./datasets -run '^$' -fuzz '^FuzzLEAF$' -fuzztime 5m -fuzzminimizetime 5s
+//	go test ./datasets -run '^$' -fuzz '^FuzzJSONL$' -fuzztime 5m -fuzzminimizetime 5s
+//
+// (minimizing a new input of a few kilobytes by the default minute stalls
+// the search; a few seconds keep it going).
 //
 // Properties: no panic; every input is either refused with an error or
 // gives a population that validates, whose features are finite, whose

@@ -286,12 +286,12 @@ func (t *tffFile) imageCensus(opt FileOptions) (*census, error) {
 			return nil, fmt.Errorf("table client_metadata: client %q has num_examples %d in split %s (want a count)", client, n, opt.TrainSplit)
 		}
 		if n > capacity-total {
-			what := fmt.Sprintf("num_examples %d", n)
+			before := ""
 			if total > 0 {
-				what += fmt.Sprintf(", after %d for the clients before it,", total)
+				before = fmt.Sprintf(" (%d for the clients before it)", total)
 			}
-			return nil, fmt.Errorf("table client_metadata: client %q has %s in split %s: more than the file's %d bytes can hold (at most %d examples of 28×28 float32 pixels)",
-				client, what, opt.TrainSplit, t.size, capacity)
+			return nil, fmt.Errorf("table client_metadata: client %q has num_examples %d in split %s%s: more than the file's %d bytes can hold (at most %d examples of 28×28 float32 pixels)",
+				client, n, opt.TrainSplit, before, t.size, capacity)
 		}
 		total += n
 		c.add(client, int(n))
