@@ -85,9 +85,11 @@ func TestLoadInterruptible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := t.TempDir()
 	for name, call := range map[string]func(context.Context) error{
 		"NewPlan":    func(ctx context.Context) error { _, err := NewPlan(ctx, cfg, Options{}); return err },
 		"NewAccount": func(ctx context.Context) error { _, err := NewAccount(ctx, cfg, Options{}); return err },
+		"Run":        func(ctx context.Context) error { _, err := Run(ctx, cfg, Options{OutDir: out}); return err },
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -106,5 +108,11 @@ func TestLoadInterruptible(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("%s did not stop", name)
 		}
+	}
+	// Hashing the inputs for the run ID stops too.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := FingerprintContext(ctx, cfg, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("fingerprint of a cancelled run: %v", err)
 	}
 }

@@ -431,7 +431,7 @@ func (a *Accounting) calibrateAGD(cfg *Config) error {
 // with AlreadyComplete set and writes nothing.
 func Run(ctx context.Context, cfg *Config, opts Options) (*Outcome, error) {
 	opts.Data = opts.data()
-	rd, err := identify(cfg, opts)
+	rd, err := identifyContext(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -451,7 +451,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Outcome, error) {
 // Run trains the plan and writes its results (see the function Run).
 func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 	opts.Data = opts.data()
-	rd, err := identify(p.Config, opts)
+	rd, err := identifyContext(ctx, p.Config, opts)
 	if err != nil {
 		return nil, err
 	}
