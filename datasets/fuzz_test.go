@@ -18,12 +18,13 @@ import (
 // valid and invalid inputs generated here); .ci/run fuzzes each for a
 // bounded number of executions, longer runs by hand:
 //
-//	go test ./datasets -run '^$' -fuzz '^FuzzTFF$' -fuzztime 5m -fuzzminimizetime 5s
-//	go test ./datasets -run '^$' -fuzz '^FuzzLEAF$' -fuzztime 5m -fuzzminimizetime 5s
-//	go test ./datasets -run '^$' -fuzz '^FuzzJSONL$' -fuzztime 5m -fuzzminimizetime 5s
+//	go test ./datasets -run '^$' -fuzz '^FuzzTFF$' -fuzztime 5m -fuzzminimizetime 200x
+//	go test ./datasets -run '^$' -fuzz '^FuzzLEAF$' -fuzztime 5m -fuzzminimizetime 200x
+//	go test ./datasets -run '^$' -fuzz '^FuzzJSONL$' -fuzztime 5m -fuzzminimizetime 200x
 //
-// (minimizing a new input of a few kilobytes by the default minute stalls
-// the search; a few seconds keep it going).
+// (minimizing a new input by the default minute stalls the search, and a
+// time limit restarts the fuzzing process when it runs out: a count limit
+// keeps it going).
 //
 // Properties: no panic; every input is either refused with an error or
 // gives a population that validates, whose features are finite, whose
