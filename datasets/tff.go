@@ -3,6 +3,7 @@ package datasets
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -146,6 +147,10 @@ type tffFile struct {
 // wrap names the file in an error from a reader (the builders' errors name
 // neither the package nor the file).
 func (t *tffFile) wrap(err error) error {
+	if cerr := t.ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		// SQLite reports a query cut by the context as interrupted.
+		return fmt.Errorf("datasets: %s: %w", t.path, cerr)
+	}
 	if strings.HasPrefix(err.Error(), "datasets: ") && strings.Contains(err.Error(), t.path) {
 		return err
 	}
@@ -180,7 +185,7 @@ func openTFF(ctx context.Context, path string, opt FileOptions) (*tffFile, error
 	t := &tffFile{ctx: ctx, db: db, path: path, size: st.Size()}
 	if err := t.check(opt); err != nil {
 		db.Close()
-		return nil, err
+		return nil, t.wrap(err)
 	}
 	return t, nil
 }
