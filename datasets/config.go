@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -82,8 +83,9 @@ type Kind struct {
 	// as it can; inputs lists the files load reads (see Input); shape is
 	// its model input dimension and classes, and the memory its data holds
 	// besides the population (bytes, for the memory estimate).
-	load       func(c *Config, l *Loader, root rng.Root) (*Federated, error)
-	population func(c *Config, l *Loader, root rng.Root) (int, error)
+	// Both stop with the context's error once it is done.
+	load       func(ctx context.Context, c *Config, l *Loader, root rng.Root) (*Federated, error)
+	population func(ctx context.Context, c *Config, l *Loader, root rng.Root) (int, error)
 	inputs     func(c *Config, l *Loader) ([]Input, error)
 	shape      func(c *Config, textModel bool) (dim, classes, bytes float64)
 }
@@ -346,21 +348,50 @@ func (c Config) Resolved(baseDir string) Config {
 // text users from ("data/subset"). Errors are KeyErrors naming the key they
 // concern.
 func (c Config) Load(l *Loader, root rng.Root) (*Federated, error) {
+	return c.LoadContext(context.Background(), l, root)
+}
+
+// LoadContext is Load stopping with ctx's error once ctx is done (the
+// readers look at it every few thousand records).
+func (c Config) LoadContext(ctx context.Context, l *Loader, root rng.Root) (*Federated, error) {
 	k := c.kind()
 	if k == nil {
 		return nil, &KeyError{Key: "dataset", Err: fmt.Errorf("unknown dataset %q", c.Dataset)}
 	}
-	return k.load(&c, l, root)
+	return k.load(ctx, &c, l, root)
 }
 
 // Population returns the number of clients of the section's population,
 // reading as little as it can (see each dataset's population).
 func (c Config) Population(l *Loader, root rng.Root) (int, error) {
+	return c.PopulationContext(context.Background(), l, root)
+}
+
+// PopulationContext is Population stopping with ctx's error once ctx is
+// done.
+func (c Config) PopulationContext(ctx context.Context, l *Loader, root rng.Root) (int, error) {
 	k := c.kind()
 	if k == nil || k.population == nil {
 		return c.Clients, nil
 	}
-	return k.population(&c, l, root)
+	return k.population(ctx, &c, l, root)
+}
+
+// DataKind names the data the section describes and whether it is
+// next-word text, reading only what tells it: for a dataset whose data
+// tells (a LEAF folder), the first example of its first training file
+// (name leaf-femnist or leaf-shakespeare); for the others, the
+// configuration (name the dataset's).
+func (c Config) DataKind(ctx context.Context) (name string, text bool, err error) {
+	k := c.kind()
+	if k == nil || !k.DataTells {
+		return c.Dataset, c.Text(), nil
+	}
+	kind, err := LEAFKindContext(ctx, c.Path)
+	if err != nil {
+		return "", false, keyErr("path", err)
+	}
+	return "leaf-" + kind, kind == LEAFShakespeare, nil
 }
 
 // Inputs lists the files Load reads, by the key that names them (the

@@ -39,6 +39,12 @@
 // it; its default folders are the caller's (the package reads no
 // environment variable).
 //
+// Every reader refuses a path that is not a regular file (a named pipe, a
+// device) before opening it, and sizes nothing from a count a file states
+// beyond what the file can hold. Loading observes a context
+// (Config.LoadContext, Config.PopulationContext and the readers' Context
+// variants): a cancelled load stops within a few thousand records.
+//
 // Package datasets imports only the standard library, gonum, the pure-Go
 // SQLite driver modernc.org/sqlite (TFF files), protowire from
 // google.golang.org/protobuf (tf.train.Example protos), and dpfl's leaf

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -139,7 +140,7 @@ var mnistKind = Kind{
 		}
 	},
 	paths: func(c *Config) []*string { return []*string{&c.Dir, &c.QMNISTDir} },
-	load: func(c *Config, l *Loader, root rng.Root) (*Federated, error) {
+	load: func(_ context.Context, c *Config, l *Loader, root rng.Root) (*Federated, error) {
 		spec := PartitionSpec{Kind: c.Partition, Clients: c.Clients, Alpha: c.Alpha, PerClient: c.PerClient, QMNISTDir: c.QMNISTDir, TestFraction: c.TestFraction}
 		if c.Partition == Writer {
 			// Fail on missing label files before reading 70,000 images.
@@ -159,7 +160,7 @@ var mnistKind = Kind{
 		}
 		return f, nil
 	},
-	population: func(c *Config, l *Loader, _ rng.Root) (int, error) {
+	population: func(_ context.Context, c *Config, l *Loader, _ rng.Root) (int, error) {
 		if c.Partition != Writer {
 			return c.Clients, nil
 		}

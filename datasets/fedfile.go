@@ -1,8 +1,10 @@
 package datasets
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"unicode/utf8"
@@ -84,7 +86,7 @@ func (o FileOptions) pick(n int) ([]int, error) {
 		return idx, nil
 	}
 	if o.Subset == nil {
-		return nil, errors.New("datasets: a client subset needs a random source (FileOptions.Subset)")
+		return nil, errors.New("a client subset needs a random source (FileOptions.Subset)")
 	}
 	keep := o.Subset.Perm(n)[:o.Clients]
 	slices.Sort(keep)
@@ -168,6 +170,17 @@ func imageLabel(y int64, digitsOnly bool) (class int32, ok bool, err error) {
 	return int32(y), true, nil
 }
 
+// finitePixels returns an error naming the first value of x that is NaN or
+// infinite.
+func finitePixels(x []float32) error {
+	for i, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("value %d is %v (pixels must be finite)", i, v)
+		}
+	}
+	return nil
+}
+
 // countImages takes the census of the training split from its labels:
 // usable examples per client.
 func countImages(scan labelScan, opt FileOptions) (*census, error) {
@@ -184,7 +197,7 @@ func countImages(scan labelScan, opt FileOptions) (*census, error) {
 
 // buildImages builds a 28×28-image population from the clients of c (the
 // census of the training split) that opt keeps.
-func buildImages(name string, scan imageScan, c *census, opt FileOptions) (*Federated, error) {
+func buildImages(ctx context.Context, name string, scan imageScan, c *census, opt FileOptions) (*Federated, error) {
 	_, kept, err := c.choose(1, opt)
 	if err != nil {
 		return nil, err
@@ -220,11 +233,14 @@ func buildImages(name string, scan imageScan, c *census, opt FileOptions) (*Fede
 		d.Y = append(d.Y, class)
 		return nil
 	})
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return nil, err
 	}
 	if test.Len() == 0 {
-		return nil, fmt.Errorf("datasets: none of the %d clients has an example in split %q (the held-out split must hold the same clients' examples)", len(kept), opt.TestSplit)
+		return nil, fmt.Errorf("none of the %d clients has an example in split %q (the held-out split must hold the same clients' examples)", len(kept), opt.TestSplit)
 	}
 	return f, f.Validate()
 }
@@ -271,18 +287,18 @@ func countDocs(scan docScan, tok tokenizer, opt FileOptions) (*census, error) {
 // windows of Text.SeqLen tokens (Vocab.Encode); documents without a token are
 // skipped. Only the kept clients' documents are held in memory, as text,
 // until they are encoded.
-func buildDocs(name string, scan docScan, tok tokenizer, c *census, opt FileOptions) (*Federated, error) {
+func buildDocs(ctx context.Context, name string, scan docScan, tok tokenizer, c *census, opt FileOptions) (*Federated, error) {
 	opt = opt.withDefaults()
 	to := opt.Text
 	if to.Vocab < 1 || to.SeqLen < 1 || to.MinTokens < 0 {
-		return nil, fmt.Errorf("datasets: bad text options %+v", to)
+		return nil, fmt.Errorf("bad text options %+v", to)
 	}
 	eligible, kept, err := c.choose(to.MinTokens, opt)
 	if err != nil {
 		return nil, err
 	}
 	if len(eligible) == 0 {
-		return nil, fmt.Errorf("datasets: no client has %d training tokens (of %d clients)", to.MinTokens, len(c.names))
+		return nil, fmt.Errorf("no client has %d training tokens (of %d clients)", to.MinTokens, len(c.names))
 	}
 	isEligible := make(map[string]bool, len(eligible))
 	for _, e := range eligible {
@@ -334,12 +350,15 @@ func buildDocs(name string, scan docScan, tok tokenizer, c *census, opt FileOpti
 		return idx
 	}
 	for k := range f.Clients {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		f.Clients[k] = add(f.Train, trainDocs[k])
 		f.ClientTest[k] = add(f.Test, testDocs[k])
 		trainDocs[k], testDocs[k] = nil, nil
 	}
 	if f.Test.Len() == 0 {
-		return nil, fmt.Errorf("datasets: none of the %d clients has a document in split %q (the held-out split must hold the same clients' documents)", len(kept), opt.TestSplit)
+		return nil, fmt.Errorf("none of the %d clients has a document in split %q (the held-out split must hold the same clients' documents)", len(kept), opt.TestSplit)
 	}
 	return f, f.Validate()
 }
@@ -448,7 +467,7 @@ func buildWindows(name string, scan windowScan, w *windowCensus, opt FileOptions
 		return nil, err
 	}
 	if f.Test.Len() == 0 {
-		return nil, fmt.Errorf("datasets: none of the %d clients has an example in the held-out split", len(kept))
+		return nil, fmt.Errorf("none of the %d clients has an example in the held-out split", len(kept))
 	}
 	return f, f.Validate()
 }

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -50,7 +51,7 @@ var (
 			}
 		}, tffLoad("shakespeare"), tffCount("shakespeare"), tokenShape)
 	leafKind = fileKindOf("leaf", "a LEAF FEMNIST or Shakespeare folder at path (train/ and test/ JSON files; the data tells which)",
-		false, true, nil, LoadLEAF, CountLEAF,
+		false, true, nil, LoadLEAFContext, CountLEAFContext,
 		func(c *Config, textModel bool) (float64, float64, float64) {
 			if textModel {
 				// LEAF Shakespeare: 80-character windows; at most 1000
@@ -67,7 +68,7 @@ func init() { leafKind.DataTells = true }
 // apply) or images (digits: its DigitsOnly applies), the TFF split names
 // for the tff-* files, read by load and counted by count.
 func fileKindOf(name, doc string, text, digits bool, defaults func(*Config),
-	load func(string, FileOptions) (*Federated, error), count func(string, FileOptions) (int, error),
+	load func(context.Context, string, FileOptions) (*Federated, error), count func(context.Context, string, FileOptions) (int, error),
 	shape func(*Config, bool) (float64, float64, float64)) Kind {
 	tff := strings.HasPrefix(name, "tff-")
 	k := Kind{
@@ -127,12 +128,12 @@ func fileKindOf(name, doc string, text, digits bool, defaults func(*Config),
 			Clients: c.Clients, Subset: root.Stream("data/subset"),
 		}
 	}
-	k.load = func(c *Config, _ *Loader, root rng.Root) (*Federated, error) {
-		f, err := load(c.Path, options(c, root))
+	k.load = func(ctx context.Context, c *Config, _ *Loader, root rng.Root) (*Federated, error) {
+		f, err := load(ctx, c.Path, options(c, root))
 		return f, fileErr(err)
 	}
-	k.population = func(c *Config, _ *Loader, root rng.Root) (int, error) {
-		n, err := count(c.Path, options(c, root))
+	k.population = func(ctx context.Context, c *Config, _ *Loader, root rng.Root) (int, error) {
+		n, err := count(ctx, c.Path, options(c, root))
 		return n, fileErr(err)
 	}
 	k.inputs = func(c *Config, _ *Loader) ([]Input, error) {
@@ -154,12 +155,16 @@ func fileErr(err error) error {
 	return keyErr("path", err)
 }
 
-func tffLoad(task string) func(string, FileOptions) (*Federated, error) {
-	return func(path string, opt FileOptions) (*Federated, error) { return LoadTFF(path, task, opt) }
+func tffLoad(task string) func(context.Context, string, FileOptions) (*Federated, error) {
+	return func(ctx context.Context, path string, opt FileOptions) (*Federated, error) {
+		return LoadTFFContext(ctx, path, task, opt)
+	}
 }
 
-func tffCount(task string) func(string, FileOptions) (int, error) {
-	return func(path string, opt FileOptions) (int, error) { return CountTFF(path, task, opt) }
+func tffCount(task string) func(context.Context, string, FileOptions) (int, error) {
+	return func(ctx context.Context, path string, opt FileOptions) (int, error) {
+		return CountTFFContext(ctx, path, task, opt)
+	}
 }
 
 // imageClasses is the classes of a 62-class EMNIST/FEMNIST file.

@@ -3,6 +3,7 @@ package datasets
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // LEAF (https://leaf.cmu.edu) writes each federated dataset as JSON files in
@@ -75,7 +77,10 @@ func leafSplitFiles(dir, split string) ([]string, error) {
 
 // LEAFKind tells which LEAF dataset dir holds (LEAFFEMNIST or
 // LEAFShakespeare) from the first example of its first training file.
-func LEAFKind(dir string) (string, error) {
+func LEAFKind(dir string) (string, error) { return LEAFKindContext(context.Background(), dir) }
+
+// LEAFKindContext is LEAFKind stopping with ctx's error once ctx is done.
+func LEAFKindContext(ctx context.Context, dir string) (string, error) {
 	files, err := leafSplitFiles(dir, "train")
 	if err != nil {
 		return "", err
@@ -83,7 +88,7 @@ func LEAFKind(dir string) (string, error) {
 	kind := ""
 	stop := errors.New("stop")
 	for _, file := range files {
-		err := leafFile(file, leafRead{}, func(user string, data leafUser) error {
+		err := leafFile(ctx, file, leafRead{}, func(user string, data leafUser) error {
 			if len(data.X) == 0 {
 				return nil
 			}
@@ -140,11 +145,12 @@ type leafRead struct {
 
 // leafFile streams the users of one LEAF JSON file, one user's data in
 // memory at a time, and checks them against the file's users and
-// num_samples lists.
-func leafFile(path string, how leafRead, fn func(user string, data leafUser) error) error {
-	f, err := os.Open(path)
+// num_samples lists. The file must hold one JSON object and nothing after
+// it. It stops with ctx's error once ctx is done.
+func leafFile(ctx context.Context, path string, how leafRead, fn func(user string, data leafUser) error) error {
+	f, err := openRegular(path)
 	if err != nil {
-		return fmt.Errorf("datasets: %w", err)
+		return err
 	}
 	defer f.Close()
 	fail := func(err error) error {
@@ -153,7 +159,7 @@ func leafFile(path string, how leafRead, fn func(user string, data leafUser) err
 		}
 		return fmt.Errorf("datasets: LEAF file %s: %w", path, err)
 	}
-	r := &leafReader{dec: json.NewDecoder(bufio.NewReaderSize(f, 1<<20)), seen: map[string]int{}}
+	r := &leafReader{ctx: ctx, dec: json.NewDecoder(bufio.NewReaderSize(ctxReader{ctx, f}, 1<<20)), seen: map[string]int{}}
 	if err := r.delim('{'); err != nil {
 		return fail(err)
 	}
@@ -185,11 +191,21 @@ func leafFile(path string, how leafRead, fn func(user string, data leafUser) err
 	if err := r.check(); err != nil {
 		return fail(err)
 	}
-	return nil
+	switch tok, err := r.dec.Token(); {
+	case errors.Is(err, io.EOF):
+		return nil
+	case ctx.Err() != nil:
+		return fail(ctx.Err())
+	case err != nil:
+		return fail(fmt.Errorf("data after the JSON object: %w", err))
+	default:
+		return fail(fmt.Errorf("data after the JSON object (found %v; a LEAF file holds one object)", tok))
+	}
 }
 
 // leafReader is the state of reading one LEAF JSON file.
 type leafReader struct {
+	ctx     context.Context
 	dec     *json.Decoder
 	listed  []string
 	samples []int
@@ -217,6 +233,9 @@ func (r *leafReader) userData(how leafRead, fn func(user string, data leafUser) 
 		return fmt.Errorf("user_data: %w", err)
 	}
 	for r.dec.More() {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
 		tok, err := r.dec.Token()
 		if err != nil {
 			return err
@@ -281,8 +300,12 @@ func (r *leafReader) check() error {
 	return nil
 }
 
-// leafSource streams a LEAF dataset folder's examples.
-type leafSource struct{ dir string }
+// leafSource streams a LEAF dataset folder's examples, stopping with ctx's
+// error once ctx is done.
+type leafSource struct {
+	ctx context.Context
+	dir string
+}
 
 // users streams the users of the given split folders (train, test).
 func (l leafSource) users(splits []string, how leafRead, fn func(split int, user string, data leafUser) error) error {
@@ -292,7 +315,7 @@ func (l leafSource) users(splits []string, how leafRead, fn func(split int, user
 			return err
 		}
 		for _, file := range files {
-			if err := leafFile(file, how, func(user string, data leafUser) error { return fn(s, user, data) }); err != nil {
+			if err := leafFile(l.ctx, file, how, func(user string, data leafUser) error { return fn(s, user, data) }); err != nil {
 				return err
 			}
 		}
@@ -325,6 +348,9 @@ func (l leafSource) images(splits []string, keep keepFunc, fn func(split int, cl
 			}
 			if len(px) != emnistPixels {
 				return fmt.Errorf("example %d: x has %d values, want 28×28 = %d", i, len(px), emnistPixels)
+			}
+			if err := finitePixels(px); err != nil {
+				return fmt.Errorf("example %d: x: %w", i, err)
 			}
 			var y int64
 			if err := json.Unmarshal(data.Y[i], &y); err != nil {
@@ -400,20 +426,25 @@ func (l leafSource) windows(splits []string, keep keepFunc, fn func(split int, c
 // are streamed twice: a census of train/, then the chosen clients'
 // examples.
 func LoadLEAF(dir string, opt FileOptions) (*Federated, error) {
+	return LoadLEAFContext(context.Background(), dir, opt)
+}
+
+// LoadLEAFContext is LoadLEAF stopping with ctx's error once ctx is done.
+func LoadLEAFContext(ctx context.Context, dir string, opt FileOptions) (*Federated, error) {
 	opt = opt.withDefaults()
 	opt.TrainSplit, opt.TestSplit = "train", "test"
-	kind, err := LEAFKind(dir)
+	kind, err := LEAFKindContext(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	src := leafSource{dir}
+	src := leafSource{ctx, dir}
 	name := "leaf-" + kind
 	if kind == LEAFFEMNIST {
 		c, err := countImages(src.labels, opt)
 		if err != nil {
 			return nil, leafWrap(dir, err)
 		}
-		f, err := buildImages(name, src.images, c, opt)
+		f, err := buildImages(ctx, name, src.images, c, opt)
 		return f, leafWrap(dir, err)
 	}
 	if opt.DigitsOnly {
@@ -430,13 +461,18 @@ func LoadLEAF(dir string, opt FileOptions) (*Federated, error) {
 // CountLEAF returns the number of clients LoadLEAF(dir, opt) gives, from a
 // census of train/.
 func CountLEAF(dir string, opt FileOptions) (int, error) {
+	return CountLEAFContext(context.Background(), dir, opt)
+}
+
+// CountLEAFContext is CountLEAF stopping with ctx's error once ctx is done.
+func CountLEAFContext(ctx context.Context, dir string, opt FileOptions) (int, error) {
 	opt = opt.withDefaults()
 	opt.TrainSplit, opt.TestSplit = "train", "test"
-	kind, err := LEAFKind(dir)
+	kind, err := LEAFKindContext(ctx, dir)
 	if err != nil {
 		return 0, err
 	}
-	src := leafSource{dir}
+	src := leafSource{ctx, dir}
 	var c *census
 	if kind == LEAFFEMNIST {
 		c, err = countImages(src.labels, opt)
@@ -456,8 +492,10 @@ func CountLEAF(dir string, opt FileOptions) (int, error) {
 	return len(kept), nil
 }
 
+// leafWrap names the folder in an error from a reader (the builders'
+// errors name neither the package nor the folder).
 func leafWrap(dir string, err error) error {
-	if err == nil || bytes.HasPrefix([]byte(err.Error()), []byte("datasets: ")) {
+	if err == nil || strings.HasPrefix(err.Error(), "datasets: ") && strings.Contains(err.Error(), dir) {
 		return err
 	}
 	return fmt.Errorf("datasets: LEAF %s: %w", dir, err)

@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 
 	// GoMNIST ships the MNIST IDX files; importing it keeps the module in the
@@ -213,9 +213,9 @@ func loadMNIST(dir string) (train, test *Dataset, err error) {
 // dimensions, gzipped or not. It returns the raw bytes, the number of items
 // (first dimension) and the product of the other dimensions.
 func readIDXFile(path string, ndim int) (data []byte, n, itemSize int, err error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("datasets: %w", err)
+		return nil, 0, 0, err
 	}
 	defer f.Close()
 	data, n, itemSize, err = ReadIDX(f, ndim)
@@ -224,6 +224,31 @@ func readIDXFile(path string, ndim int) (data []byte, n, itemSize int, err error
 	}
 	return data, n, itemSize, nil
 }
+
+// readAtMost reads up to total bytes of r, holding at first a block of at
+// most first bytes and growing it as bytes arrive (so a size claimed by a
+// header costs memory only when the data is there).
+func readAtMost(r io.Reader, total, first int) ([]byte, error) {
+	data := make([]byte, 0, min(total, first))
+	for len(data) < total {
+		if len(data) == cap(data) {
+			data = slices.Grow(data, min(cap(data), total-len(data)))
+		}
+		k, err := r.Read(data[len(data):min(cap(data), total)])
+		data = data[:len(data)+k]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
+}
+
+// idxFirstBlock is the most memory an IDX body is given before its bytes
+// arrive (MNIST's training images take 47 MB).
+const idxFirstBlock = 64 << 20
 
 // ReadIDX decodes an IDX stream of unsigned bytes (type code 0x08) with ndim
 // dimensions. Gzipped streams are detected by their magic bytes.
@@ -256,12 +281,14 @@ func ReadIDX(r io.Reader, ndim int) (data []byte, n, itemSize int, err error) {
 	if n <= 0 || itemSize <= 0 || n*itemSize > maxBytes {
 		return nil, 0, 0, fmt.Errorf("datasets: IDX dimensions %v out of range", dims)
 	}
-	data = make([]byte, n*itemSize)
-	if _, err := io.ReadFull(br, data); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, 0, 0, fmt.Errorf("datasets: IDX body truncated: want %d bytes", n*itemSize)
-		}
+	// The header's size is a claim: memory grows with the bytes that
+	// really arrive, from a first block of at most idxFirstBlock.
+	data, err = readAtMost(br, n*itemSize, idxFirstBlock)
+	if err != nil {
 		return nil, 0, 0, fmt.Errorf("datasets: IDX body: %w", err)
+	}
+	if len(data) < n*itemSize {
+		return nil, 0, 0, fmt.Errorf("datasets: IDX body truncated: want %d bytes (dimensions %v), found %d", n*itemSize, dims, len(data))
 	}
 	return data, n, itemSize, nil
 }

@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -187,13 +188,22 @@ func (o TextOptions) withDefaults() TextOptions {
 // set) and ClientTest indexes it. Classes is the vocabulary size with the
 // special tokens.
 func NewTextFederated(name string, docs []Document, opt TextOptions, r *rand.Rand) (*Federated, error) {
+	return newTextFederated(context.Background(), name, docs, opt, r)
+}
+
+// newTextFederated is NewTextFederated stopping with ctx's error once ctx is
+// done.
+func newTextFederated(ctx context.Context, name string, docs []Document, opt TextOptions, r *rand.Rand) (*Federated, error) {
 	opt = opt.withDefaults()
 	if opt.Vocab < 1 || opt.SeqLen < 1 || opt.MinTokens < 0 || !(opt.TestFraction > 0 && opt.TestFraction < 1) {
 		return nil, fmt.Errorf("datasets: bad text options %+v", opt)
 	}
 	seen := map[[32]byte]bool{}
 	byUser := map[string][][]string{}
-	for _, d := range docs {
+	for i, d := range docs {
+		if err := ctxEvery(ctx, i+1); err != nil {
+			return nil, err
+		}
 		norm := strings.Join(strings.Fields(d.Text), " ")
 		h := sha256.Sum256([]byte(norm))
 		if norm == "" || seen[h] {
@@ -213,7 +223,10 @@ func NewTextFederated(name string, docs []Document, opt TextOptions, r *rand.Ran
 	var kept []split
 	var keptUsers []string
 	var trainDocs [][]string
-	for _, u := range users {
+	for i, u := range users {
+		if err := ctxEvery(ctx, i+1); err != nil {
+			return nil, err
+		}
 		ds := byUser[u]
 		r.Shuffle(len(ds), func(i, j int) { ds[i], ds[j] = ds[j], ds[i] })
 		k := min(int(opt.TestFraction*float64(len(ds))), len(ds)-1)
@@ -251,7 +264,10 @@ func NewTextFederated(name string, docs []Document, opt TextOptions, r *rand.Ran
 		return idx
 	}
 	f := &Federated{Name: name, Train: train, Test: test, Users: keptUsers, Vocab: vocab}
-	for _, s := range kept {
+	for i, s := range kept {
+		if err := ctxEvery(ctx, i+1); err != nil {
+			return nil, err
+		}
 		f.Clients = append(f.Clients, add(train, s.train))
 		f.ClientTest = append(f.ClientTest, add(test, s.test))
 	}
@@ -374,7 +390,7 @@ var debianKind = textKindOf("debian", "next-word text, one client per Debian mai
 		}
 		return []*string{&c.Changelogs}
 	},
-	func(c *Config) ([]Document, []string, error) {
+	func(_ context.Context, c *Config) ([]Document, []string, error) {
 		if c.Changelogs != DebianPinned {
 			docs, err := ReadDebianChangelogs(c.Changelogs)
 			return docs, nil, keyErr("changelogs", err)
@@ -414,8 +430,8 @@ var textKind = textKindOf("text", "next-word text by user from path (a directory
 		}
 	},
 	func(c *Config) []*string { return []*string{&c.Path} },
-	func(c *Config) ([]Document, []string, error) {
-		docs, err := ReadTextByUser(c.Path)
+	func(ctx context.Context, c *Config) ([]Document, []string, error) {
+		docs, err := ReadTextByUserContext(ctx, c.Path)
 		return docs, nil, keyErr("path", err)
 	},
 	func(c *Config) ([]Input, error) {
@@ -426,7 +442,7 @@ var textKind = textKindOf("text", "next-word text by user from path (a directory
 // textKindOf is a next-word dataset: one client per user (partition user),
 // its own key struct own, and TokenConfig.
 func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config), validate func(*Config, Problems),
-	paths func(*Config) []*string, read func(*Config) ([]Document, []string, error), inputs func(*Config) ([]Input, error)) Kind {
+	paths func(*Config) []*string, read func(context.Context, *Config) ([]Document, []string, error), inputs func(*Config) ([]Input, error)) Kind {
 	k := Kind{
 		Name: name, Doc: doc, Text: true,
 		Partitions: []Partition{{Name: "user", FromData: true, DefaultTestFraction: 0.2}},
@@ -448,12 +464,12 @@ func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config),
 			validate(c, add)
 		}
 	}
-	k.load = func(c *Config, _ *Loader, root rng.Root) (*Federated, error) {
-		docs, notes, err := read(c)
+	k.load = func(ctx context.Context, c *Config, _ *Loader, root rng.Root) (*Federated, error) {
+		docs, notes, err := read(ctx, c)
 		if err != nil {
 			return nil, err
 		}
-		f, err := NewTextFederated(c.Dataset, docs,
+		f, err := newTextFederated(ctx, c.Dataset, docs,
 			TextOptions{Vocab: c.Vocab, SeqLen: c.SeqLen, MinTokens: c.MinTokens, TestFraction: c.TestFraction}, root.Stream("partition"))
 		if err != nil {
 			return nil, &KeyError{What: fmt.Sprintf("%s, min_tokens %d", c.Dataset, c.MinTokens), Err: err}
@@ -465,8 +481,8 @@ func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config),
 		}
 		return f, nil
 	}
-	k.population = func(c *Config, l *Loader, root rng.Root) (int, error) {
-		f, err := k.load(c, l, root)
+	k.population = func(ctx context.Context, c *Config, l *Loader, root rng.Root) (int, error) {
+		f, err := k.load(ctx, c, l, root)
 		if err != nil {
 			return 0, err
 		}

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -80,9 +81,9 @@ func ReadDebianChangelogs(glob string) ([]Document, error) {
 }
 
 func readChangelogFile(path string) ([]Document, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("datasets: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	var r io.Reader = f
@@ -110,17 +111,27 @@ func readChangelogFile(path string) ([]Document, error) {
 //
 // Files are read in sorted path order.
 func ReadTextByUser(path string) ([]Document, error) {
+	return ReadTextByUserContext(context.Background(), path)
+}
+
+// ReadTextByUserContext is ReadTextByUser stopping with ctx's error once ctx
+// is done.
+func ReadTextByUserContext(ctx context.Context, path string) ([]Document, error) {
 	files, err := TextFiles(path)
 	if err != nil {
 		return nil, err
 	}
 	if len(files) == 1 && files[0] == path {
-		f, err := os.Open(path)
+		f, err := openRegular(path)
 		if err != nil {
-			return nil, fmt.Errorf("datasets: %w", err)
+			return nil, err
 		}
 		defer f.Close()
-		return ReadJSONL(f)
+		docs, err := ReadJSONL(ctxReader{ctx, f})
+		if err != nil {
+			return nil, fmt.Errorf("%w (in %s)", err, path)
+		}
+		return docs, nil
 	}
 	out := make([]Document, 0, len(files))
 	for _, p := range files {
@@ -130,21 +141,25 @@ func ReadTextByUser(path string) ([]Document, error) {
 		if len(parts) == 1 {
 			user = strings.TrimSuffix(user, filepath.Ext(user))
 		}
-		b, err := os.ReadFile(p)
+		b, err := readRegular(ctx, p)
 		if err != nil {
-			return nil, fmt.Errorf("datasets: %w", err)
+			return nil, err
 		}
 		out = append(out, Document{User: user, Text: string(b)})
 	}
 	return out, nil
 }
 
+// maxJSONLLine is the longest JSONL line read.
+const maxJSONLLine = 64 << 20
+
 // ReadJSONL decodes JSON lines of {"user": ..., "text": ...}.
 func ReadJSONL(r io.Reader) ([]Document, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	sc.Buffer(make([]byte, 64<<10), maxJSONLLine)
+	line := 1
 	var out []Document
-	for line := 1; sc.Scan(); line++ {
+	for ; sc.Scan(); line++ {
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
@@ -154,6 +169,11 @@ func ReadJSONL(r io.Reader) ([]Document, error) {
 			Text *string `json:"text"`
 		}
 		if err := json.Unmarshal(b, &rec); err != nil {
+			if rerr := sc.Err(); rerr != nil {
+				// The read failed within the line: that, not the cut line,
+				// is the error.
+				return nil, fmt.Errorf("datasets: JSONL line %d: %w", line, rerr)
+			}
 			return nil, fmt.Errorf("datasets: JSONL line %d: %w", line, err)
 		}
 		if rec.User == nil || rec.Text == nil {
@@ -161,8 +181,10 @@ func ReadJSONL(r io.Reader) ([]Document, error) {
 		}
 		out = append(out, Document{User: *rec.User, Text: *rec.Text})
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("datasets: JSONL: %w", err)
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("datasets: JSONL line %d is longer than %d MiB", line, maxJSONLLine>>20)
+	} else if err != nil {
+		return nil, fmt.Errorf("datasets: JSONL line %d: %w", line, err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("datasets: no JSONL records")

@@ -1,7 +1,9 @@
 package datasets
 
 import (
+	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -60,8 +62,13 @@ const tffSchema = "examples(split_name, client_id, serialized_example_proto) and
 // Clients are ordered by client ID. The file is streamed: a census of the
 // training split first, then only the chosen clients' examples are kept.
 func LoadTFF(path, kind string, opt FileOptions) (*Federated, error) {
+	return LoadTFFContext(context.Background(), path, kind, opt)
+}
+
+// LoadTFFContext is LoadTFF stopping with ctx's error once ctx is done.
+func LoadTFFContext(ctx context.Context, path, kind string, opt FileOptions) (*Federated, error) {
 	opt = opt.withDefaults()
-	t, err := openTFF(path, opt)
+	t, err := openTFF(ctx, path, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -72,14 +79,14 @@ func LoadTFF(path, kind string, opt FileOptions) (*Federated, error) {
 	case TFFEMNIST:
 		var c *census
 		if c, err = t.imageCensus(opt); err == nil {
-			f, err = buildImages(name, t.images, c, opt)
+			f, err = buildImages(ctx, name, t.images, c, opt)
 		}
 	case TFFStackOverflow, TFFShakespeare:
 		tok := tokenizer{chars: kind == TFFShakespeare}
 		scan := t.docs(kind)
 		var c *census
 		if c, err = countDocs(scan, tok, opt); err == nil {
-			f, err = buildDocs(name, scan, tok, c, opt)
+			f, err = buildDocs(ctx, name, scan, tok, c, opt)
 		}
 	default:
 		return nil, fmt.Errorf("datasets: unknown TFF dataset %q (want one of %s)", kind, strings.Join(TFFKinds, ", "))
@@ -95,8 +102,13 @@ func LoadTFF(path, kind string, opt FileOptions) (*Federated, error) {
 // the census needs: EMNIST's client_metadata (all 62 classes) or its labels
 // (digits only); the text's training split.
 func CountTFF(path, kind string, opt FileOptions) (int, error) {
+	return CountTFFContext(context.Background(), path, kind, opt)
+}
+
+// CountTFFContext is CountTFF stopping with ctx's error once ctx is done.
+func CountTFFContext(ctx context.Context, path, kind string, opt FileOptions) (int, error) {
 	opt = opt.withDefaults()
-	t, err := openTFF(path, opt)
+	t, err := openTFF(ctx, path, opt)
 	if err != nil {
 		return 0, err
 	}
@@ -126,13 +138,20 @@ func CountTFF(path, kind string, opt FileOptions) (int, error) {
 }
 
 type tffFile struct {
+	ctx  context.Context
 	db   *sql.DB
 	path string
+	size int64 // bytes
 }
 
-// wrap names the file in an error from a reader.
+// wrap names the file in an error from a reader (the builders' errors name
+// neither the package nor the file).
 func (t *tffFile) wrap(err error) error {
-	if strings.HasPrefix(err.Error(), "datasets: ") {
+	if cerr := t.ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		// SQLite reports a query cut by the context as interrupted.
+		return fmt.Errorf("datasets: %s: %w", t.path, cerr)
+	}
+	if strings.HasPrefix(err.Error(), "datasets: ") && strings.Contains(err.Error(), t.path) {
 		return err
 	}
 	return fmt.Errorf("datasets: %s: %w", t.path, err)
@@ -140,13 +159,17 @@ func (t *tffFile) wrap(err error) error {
 
 // openTFF opens a TFF SQLite file read-only and checks its tables and the
 // splits opt names.
-func openTFF(path string, opt FileOptions) (*tffFile, error) {
+func openTFF(ctx context.Context, path string, opt FileOptions) (*tffFile, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("datasets: %w", err)
 	}
 	if st.IsDir() {
 		return nil, fmt.Errorf("datasets: %s is a folder, want a TFF SQLite file", path)
+	}
+	// Not a FIFO or device: SQLite's open would block or read for ever.
+	if err := regularMode(path, st.Mode()); err != nil {
+		return nil, fmt.Errorf("datasets: %w", err)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -159,10 +182,10 @@ func openTFF(path string, opt FileOptions) (*tffFile, error) {
 		return nil, fmt.Errorf("datasets: %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	t := &tffFile{db: db, path: path}
+	t := &tffFile{ctx: ctx, db: db, path: path, size: st.Size()}
 	if err := t.check(opt); err != nil {
 		db.Close()
-		return nil, err
+		return nil, t.wrap(err)
 	}
 	return t, nil
 }
@@ -173,7 +196,7 @@ func (t *tffFile) check(opt FileOptions) error {
 		"client_metadata": {"client_id", "split_name", "num_examples"},
 	}
 	for _, table := range []string{"examples", "client_metadata"} {
-		rows, err := t.db.Query("SELECT name FROM pragma_table_info(?)", table)
+		rows, err := t.db.QueryContext(t.ctx, "SELECT name FROM pragma_table_info(?)", table)
 		if err != nil {
 			if strings.Contains(err.Error(), "not a database") {
 				return fmt.Errorf("datasets: %s is not a SQLite file (want a TFF SQLite file with tables %s)", t.path, tffSchema)
@@ -216,7 +239,7 @@ func (t *tffFile) check(opt FileOptions) error {
 
 // splits lists the split names of client_metadata.
 func (t *tffFile) splits() ([]string, error) {
-	rows, err := t.db.Query("SELECT DISTINCT split_name FROM client_metadata")
+	rows, err := t.db.QueryContext(t.ctx, "SELECT DISTINCT split_name FROM client_metadata")
 	if err != nil {
 		return nil, fmt.Errorf("datasets: %s: client_metadata: %w", t.path, err)
 	}
@@ -233,19 +256,30 @@ func (t *tffFile) splits() ([]string, error) {
 	return out, rows.Err()
 }
 
+// emnistMinProto is the fewest bytes a stored EMNIST example takes: its
+// 28×28 float32 pixels.
+const emnistMinProto = emnistPixels * 4
+
 // imageCensus counts the training images per client: from client_metadata
-// for all 62 classes; from the labels when only digits are kept.
+// for all 62 classes; from the labels when only digits are kept. The counts
+// of client_metadata size the examples' memory, so they are refused when
+// the file cannot hold that many examples.
 func (t *tffFile) imageCensus(opt FileOptions) (*census, error) {
 	if opt.DigitsOnly {
 		return countImages(t.labels, opt)
 	}
-	rows, err := t.db.Query("SELECT client_id, num_examples FROM client_metadata WHERE split_name = ?", opt.TrainSplit)
+	rows, err := t.db.QueryContext(t.ctx, "SELECT client_id, num_examples FROM client_metadata WHERE split_name = ?", opt.TrainSplit)
 	if err != nil {
 		return nil, fmt.Errorf("client_metadata: %w", err)
 	}
 	defer rows.Close()
 	c := newCensus()
-	for rows.Next() {
+	capacity := t.size / emnistMinProto
+	var total int64
+	for row := 1; rows.Next(); row++ {
+		if err := ctxEvery(t.ctx, row); err != nil {
+			return nil, err
+		}
 		var (
 			client string
 			n      int64
@@ -253,12 +287,24 @@ func (t *tffFile) imageCensus(opt FileOptions) (*census, error) {
 		if err := rows.Scan(&client, &n); err != nil {
 			return nil, fmt.Errorf("client_metadata: %w", err)
 		}
-		if n < 0 || n > 1<<40 {
-			return nil, fmt.Errorf("client_metadata: client %q has num_examples %d", client, n)
+		if n < 0 {
+			return nil, fmt.Errorf("table client_metadata: client %q has num_examples %d in split %s (want a count)", client, n, opt.TrainSplit)
 		}
+		if n > capacity-total {
+			before := ""
+			if total > 0 {
+				before = fmt.Sprintf(" (%d for the clients before it)", total)
+			}
+			return nil, fmt.Errorf("table client_metadata: client %q has num_examples %d in split %s%s: more than the file's %d bytes can hold (at most %d examples of 28×28 float32 pixels)",
+				client, n, opt.TrainSplit, before, t.size, capacity)
+		}
+		total += n
 		c.add(client, int(n))
 	}
-	return c, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("client_metadata: %w", err)
+	}
+	return c, t.ctx.Err()
 }
 
 // scan streams the examples of the given splits in the file's row order (a
@@ -266,13 +312,16 @@ func (t *tffFile) imageCensus(opt FileOptions) (*census, error) {
 // the split's position in splits, the client and the serialized proto
 // (valid during the call only) of the clients keep wants.
 func (t *tffFile) scan(splits []string, keep keepFunc, fn func(split int, client string, proto []byte) error) error {
-	rows, err := t.db.Query("SELECT split_name, client_id, serialized_example_proto FROM examples NOT INDEXED")
+	rows, err := t.db.QueryContext(t.ctx, "SELECT split_name, client_id, serialized_example_proto FROM examples NOT INDEXED")
 	if err != nil {
 		return fmt.Errorf("examples: %w", err)
 	}
 	defer rows.Close()
 	var split, client, proto sql.RawBytes
 	for row := 1; rows.Next(); row++ {
+		if err := ctxEvery(t.ctx, row); err != nil {
+			return err
+		}
 		if err := rows.Scan(&split, &client, &proto); err != nil {
 			return fmt.Errorf("examples row %d: %w", row, err)
 		}
@@ -287,7 +336,7 @@ func (t *tffFile) scan(splits []string, keep keepFunc, fn func(split int, client
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("examples: %w", err)
 	}
-	return nil
+	return t.ctx.Err()
 }
 
 // label returns the one class of an EMNIST example.
@@ -330,6 +379,9 @@ func (t *tffFile) images(splits []string, keep keepFunc, fn func(split int, clie
 		}
 		if len(px.floats) != emnistPixels {
 			return fmt.Errorf("feature \"pixels\" has %d values, want 28×28 = %d", len(px.floats), emnistPixels)
+		}
+		if err := finitePixels(px.floats); err != nil {
+			return fmt.Errorf("feature \"pixels\": %w", err)
 		}
 		y, err := emnistLabel(dec)
 		if err != nil {

@@ -120,9 +120,9 @@ func (l *Loader) LoadQMNISTWriters(dir string) (train, test *QMNISTLabels, err e
 		return nil, nil, err
 	}
 	read := func(name string, max int) (*QMNISTLabels, error) {
-		f, err := os.Open(filepath.Join(dir, name))
+		f, err := openRegular(filepath.Join(dir, name))
 		if err != nil {
-			return nil, fmt.Errorf("datasets: %w", err)
+			return nil, err
 		}
 		defer f.Close()
 		l, err := ReadQMNISTLabels(f, max)

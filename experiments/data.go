@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -14,18 +15,47 @@ import (
 // against opts.BaseDir (the config file's folder) and read with opts.Data.
 // Errors name the configuration key they concern.
 func loadData(cfg *Config, opts Options, root rng.Root) (*datasets.Federated, error) {
-	f, err := cfg.Data.Resolved(opts.BaseDir).Load(opts.data(), root)
+	return loadDataContext(context.Background(), cfg, opts, root)
+}
+
+// loadDataContext is loadData stopping with ctx's error once ctx is done.
+func loadDataContext(ctx context.Context, cfg *Config, opts Options, root rng.Root) (*datasets.Federated, error) {
+	if err := checkDataModel(ctx, cfg, opts); err != nil {
+		return nil, err
+	}
+	f, err := cfg.Data.Resolved(opts.BaseDir).LoadContext(ctx, opts.data(), root)
 	if err == nil && cfg.Data.DataTells() {
-		// A LEAF folder holds images or text: the model must fit it.
-		var images, text = false, true
-		switch m := cfg.Model.Kind; {
-		case cfg.Model.Text() && f.Train.Next == nil:
-			return nil, fmt.Errorf("experiments: model.kind: %s predicts the next token of text, but data.path holds %s images (use %s)", m, f.Name, commaOr(models.KindNames(&images)))
-		case !cfg.Model.Text() && f.Train.Next != nil:
-			return nil, fmt.Errorf("experiments: model.kind: %s classifies images, but data.path holds %s text: use %s", m, f.Name, commaOr(models.KindNames(&text)))
+		if err := modelFits(cfg, f.Name, f.Train.Next != nil); err != nil {
+			return nil, err
 		}
 	}
 	return f, dataError(err)
+}
+
+// checkDataModel checks, for data whose files tell whether they hold images
+// or text (a LEAF folder), that the model fits it, reading only the first
+// example; dpfl run and dpfl account refuse the same configurations.
+func checkDataModel(ctx context.Context, cfg *Config, opts Options) error {
+	if !cfg.Data.DataTells() {
+		return nil
+	}
+	name, text, err := cfg.Data.Resolved(opts.BaseDir).DataKind(ctx)
+	if err != nil {
+		return dataError(err)
+	}
+	return modelFits(cfg, name, text)
+}
+
+// modelFits refuses a text model on images and an image model on text.
+func modelFits(cfg *Config, name string, text bool) error {
+	var images, texts = false, true
+	switch m := cfg.Model.Kind; {
+	case cfg.Model.Text() && !text:
+		return fmt.Errorf("experiments: model.kind: %s predicts the next token of text, but data.path holds %s images (use %s)", m, name, commaOr(models.KindNames(&images)))
+	case !cfg.Model.Text() && text:
+		return fmt.Errorf("experiments: model.kind: %s classifies images, but data.path holds %s text: use %s", m, name, commaOr(models.KindNames(&texts)))
+	}
+	return nil
 }
 
 // population returns the number of clients cfg.Data gives, reading as little
@@ -33,8 +63,11 @@ func loadData(cfg *Config, opts Options, root rng.Root) (*datasets.Federated, er
 // files for the writer partition (the distinct writers); the whole corpus for
 // the text datasets, whose population depends on de-duplication, the
 // held-out split and data.min_tokens, so it is loaded as for a run.
-func population(cfg *Config, opts Options, root rng.Root) (int, error) {
-	n, err := cfg.Data.Resolved(opts.BaseDir).Population(opts.data(), root)
+func population(ctx context.Context, cfg *Config, opts Options, root rng.Root) (int, error) {
+	if err := checkDataModel(ctx, cfg, opts); err != nil {
+		return 0, err
+	}
+	n, err := cfg.Data.Resolved(opts.BaseDir).PopulationContext(ctx, opts.data(), root)
 	return n, dataError(err)
 }
 

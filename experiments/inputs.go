@@ -1,15 +1,17 @@
 package experiments
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"dpfl/datasets"
 )
 
 // Inputs are the fingerprints of the files a run reads, keyed by the
@@ -47,16 +49,26 @@ type fingerprinter map[string]string
 // names resolved against opts.BaseDir and default folders from opts.Data. An
 // unreadable input is an error naming its key.
 func Fingerprint(cfg *Config, opts Options) (Inputs, error) {
-	return fingerprinter{}.inputs(cfg, opts)
+	return FingerprintContext(context.Background(), cfg, opts)
+}
+
+// FingerprintContext is Fingerprint stopping with ctx's error once ctx is
+// done (hashing a large file takes a while).
+func FingerprintContext(ctx context.Context, cfg *Config, opts Options) (Inputs, error) {
+	return fingerprinter{}.inputsContext(ctx, cfg, opts)
 }
 
 func (fp fingerprinter) inputs(cfg *Config, opts Options) (Inputs, error) {
+	return fp.inputsContext(context.Background(), cfg, opts)
+}
+
+func (fp fingerprinter) inputsContext(ctx context.Context, cfg *Config, opts Options) (Inputs, error) {
 	baseDir := opts.BaseDir
 	in := Inputs{}
 	add := func(key, root string, files []string, err error) error {
 		if err == nil {
 			var h string
-			if h, err = fp.hash(root, files); err == nil {
+			if h, err = fp.hash(ctx, root, files); err == nil {
 				in[key] = h
 				return nil
 			}
@@ -84,7 +96,7 @@ func (fp fingerprinter) inputs(cfg *Config, opts Options) (Inputs, error) {
 // hash is "sha256:" and the hex SHA-256 over each file's name (relative to
 // root; the base name when root is ""; nothing for a lone file given as
 // root), length and content, in the order given.
-func (fp fingerprinter) hash(root string, files []string) (string, error) {
+func (fp fingerprinter) hash(ctx context.Context, root string, files []string) (string, error) {
 	memo := root + "\x00" + strings.Join(files, "\x00")
 	if h, ok := fp[memo]; ok {
 		return h, nil
@@ -99,20 +111,18 @@ func (fp fingerprinter) hash(root string, files []string) (string, error) {
 			}
 			name = filepath.ToSlash(rel)
 		}
-		f, err := os.Open(p)
+		// A device (/dev/zero) would be read for ever, and a FIFO would
+		// block the open itself: both are refused before reading.
+		f, err := datasets.OpenRegular(p)
 		if err != nil {
 			return "", err
 		}
 		st, err := f.Stat()
-		if err == nil && !st.Mode().IsRegular() {
-			// A device or FIFO (/dev/zero) would be read for ever.
-			err = fmt.Errorf("%s is not a regular file", p)
-		}
 		if err == nil {
 			io.WriteString(h, name+"\x00")
 			binary.Write(h, binary.LittleEndian, st.Size())
 			var n int64
-			n, err = io.Copy(h, f)
+			n, err = io.Copy(h, ctxReader{ctx, f})
 			if err == nil && n != st.Size() {
 				err = fmt.Errorf("%s changed while being read", p)
 			}
@@ -125,4 +135,17 @@ func (fp fingerprinter) hash(root string, files []string) (string, error) {
 	s := "sha256:" + hex.EncodeToString(h.Sum(nil))
 	fp[memo] = s
 	return s, nil
+}
+
+// ctxReader fails with the context's error once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

@@ -215,7 +215,7 @@ func (o Options) data() *datasets.Loader {
 func NewPlan(ctx context.Context, cfg *Config, opts Options) (*Plan, error) {
 	opts.Data = opts.data()
 	root := rng.New(cfg.Seed)
-	data, err := loadData(cfg, opts, root)
+	data, err := loadDataContext(ctx, cfg, opts, root)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func NewPlan(ctx context.Context, cfg *Config, opts Options) (*Plan, error) {
 func NewAccount(ctx context.Context, cfg *Config, opts Options) (*Plan, error) {
 	opts.Data = opts.data()
 	root := rng.New(cfg.Seed)
-	n, err := population(cfg, opts, root)
+	n, err := population(ctx, cfg, opts, root)
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +432,7 @@ func (a *Accounting) calibrateAGD(cfg *Config) error {
 // with AlreadyComplete set and writes nothing.
 func Run(ctx context.Context, cfg *Config, opts Options) (*Outcome, error) {
 	opts.Data = opts.data()
-	rd, err := identify(cfg, opts)
+	rd, err := identifyContext(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -452,7 +452,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Outcome, error) {
 // Run trains the plan and writes its results (see the function Run).
 func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 	opts.Data = opts.data()
-	rd, err := identify(p.Config, opts)
+	rd, err := identifyContext(ctx, p.Config, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,8 +40,13 @@ type runDir struct {
 // identify fingerprints cfg's inputs and names its run folder under out,
 // without touching the file system.
 func identify(cfg *Config, opts Options) (*runDir, error) {
+	return identifyContext(context.Background(), cfg, opts)
+}
+
+// identifyContext is identify stopping with ctx's error once ctx is done.
+func identifyContext(ctx context.Context, cfg *Config, opts Options) (*runDir, error) {
 	out := opts.OutDir
-	in, err := Fingerprint(cfg, opts)
+	in, err := FingerprintContext(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -185,7 +185,7 @@ func cmdData(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	f, err := req.cfg.Load(dataLoader(), rng.New(req.seed))
+	f, err := req.cfg.LoadContext(ctx, dataLoader(), rng.New(req.seed))
 	var ke *datasets.KeyError
 	if errors.As(err, &ke) {
 		err = ke.Err // the flags name the keys
