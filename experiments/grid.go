@@ -378,13 +378,8 @@ func combination(base *yaml.Node, axes []axis, idx []int) (*yaml.Node, []string)
 // point decodes, normalizes and validates one point's configuration (err)
 // and fingerprints its inputs (inErr).
 func (l Limits) point(pt *yaml.Node, file string, fp fingerprinter) (cfg *Config, in Inputs, err, inErr error) {
-	cfg = new(Config)
 	src := &Source{File: file, lines: map[string]int{}}
-	err = decodeNode(pt, src, cfg)
-	if err == nil {
-		cfg.Normalize()
-		err = l.Validate(cfg, src)
-	}
+	cfg, err = l.build(pt, src)
 	if err != nil {
 		return nil, nil, err, nil
 	}

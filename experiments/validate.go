@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"dpfl/models"
 	"dpfl/participation"
 	"dpfl/privacy"
+	"dpfl/sim/rng"
 )
 
 // Known values of the configuration's kind fields.
@@ -148,7 +150,9 @@ func (l Limits) Validate(c *Config, src *Source) error {
 		add("client.max_examples", "%d must not be negative (0 uses every example)", c.Client.MaxExamples)
 	}
 	c.validateParticipation(add, oneOf, positive, positiveInt)
-	c.Aggregator.Validate(c.aggregatorRun(), func(key, format string, args ...any) { add("aggregator."+key, format, args...) })
+	ar := c.aggregatorRun()
+	ar.Given = func(key string) bool { return src.Line("aggregator."+key) > 0 }
+	c.Aggregator.Validate(ar, func(key, format string, args ...any) { add("aggregator."+key, format, args...) })
 	positive("aggregator.clip", c.Aggregator.Clip)
 
 	nm, eps := c.Aggregator.NoiseMultiplier, c.Privacy.Epsilon
@@ -164,7 +168,7 @@ func (l Limits) Validate(c *Config, src *Source) error {
 	}
 	if c.Private() {
 		if c.Privacy.Delta == 0 && src.Line("privacy.delta") == 0 {
-			add("privacy.delta", "required for a private run (a probability in (0, 1), below 1/data.clients)")
+			add("privacy.delta", "required for a private run (a probability in (0, 1), %s)", c.deltaBound(l, src))
 		} else if !(c.Privacy.Delta > 0 && c.Privacy.Delta < 1) {
 			add("privacy.delta", "%v must be in (0, 1)", c.Privacy.Delta)
 		}
@@ -439,4 +443,30 @@ func (c *Config) validateAGD(add addFunc) {
 			add(k.key, "dp-agd chooses its own steps by noisy max (aggregator.max_step): remove it")
 		}
 	}
+}
+
+// deltaBound says how small a delta the population asks for: below one over
+// the population, computed from data.clients or, when the data determines
+// the population and l names a loader, by counting it in the data.
+func (c *Config) deltaBound(l Limits, src *Source) string {
+	n := 0
+	switch {
+	case c.Data.Clients > 0:
+		n = c.Data.Clients
+	case c.Data.FromData() && l.Data != nil:
+		dir := ""
+		if src != nil && src.File != "" {
+			dir = filepath.Dir(src.File)
+		}
+		if m, err := population(c, Options{BaseDir: dir, Data: l.Data}, rng.New(c.Seed)); err == nil {
+			n = m
+		}
+	}
+	if n > 0 && c.Audit.Canaries > 0 && n <= math.MaxInt-c.Audit.Canaries {
+		n += c.Audit.Canaries
+	}
+	if n <= 0 {
+		return "below 1/population, one over the number of clients the data holds"
+	}
+	return fmt.Sprintf("below 1/%d = %.2g", n, 1/float64(n))
 }

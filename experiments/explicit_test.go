@@ -1,0 +1,108 @@
+package experiments
+
+import (
+	"dpfl/datasets"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// explicitBase is a valid configuration the explicit-value tests add
+// sections to.
+const explicitBase = `name: p
+rounds: 20
+data: {dataset: mnist, partition: iid, clients: 6000}
+model: {kind: logreg}
+participation: {kind: kb, k: 2, b: 5, cohort: 100}
+privacy: {epsilon: 4, delta: 1.0e-5}
+`
+
+// A key written as 0 whose default is not 0 is refused, naming its file,
+// line and key; it is never silently replaced by the default.
+func TestExplicitZeroRefused(t *testing.T) {
+	cases := []struct {
+		key, section string // the key's path; the sections to add, with the key set to %v
+	}{
+		{"server.tau", "aggregator: {clip: 1}\nserver: {lr: 1, optimizer: adam, tau: %v}"},
+		{"server.tau", "aggregator: {clip: 1}\nserver: {lr: 1, optimizer: yogi, tau: %v}"},
+		{"server.tau", "aggregator: {clip: 1}\nserver: {lr: 1, optimizer: adagrad, tau: %v}"},
+		{"aggregator.clip_lr", "aggregator: {clip: 1, clip_quantile: 0.5, clip_lr: %v}\nserver: {lr: 1}"},
+		{"aggregator.buffers", "aggregator: {kind: blt, clip: 1, buffers: %v}\nserver: {lr: 1}"},
+		{"aggregator.bands", "aggregator: {kind: bandmf, clip: 1, bands: %v}\nserver: {lr: 1}"},
+		{"client.epochs", "aggregator: {clip: 1}\nserver: {lr: 1}\nclient: {lr: 0.1, epochs: %v}"},
+		{"eval.every", "aggregator: {clip: 1}\nserver: {lr: 1}\neval: {batch: 500, every: %v}"},
+		{"participation.clock.round_minutes", "aggregator: {clip: 1}\nserver: {lr: 1}\nparticipation: {kind: kb, k: 2, b: 5, cohort: 100, clock: {start_hour: 1, round_minutes: %v}}"},
+	}
+	for _, k := range []string{"gradient_share", "select_share", "budget_growth", "step_candidates", "max_step", "step_every", "loss_clip"} {
+		cases = append(cases, struct{ key, section string }{"aggregator." + k, "aggregator: {kind: dp-agd, clip: 1, " + k + ": %v}"})
+	}
+	for _, c := range cases {
+		base := explicitBase
+		if strings.Contains(c.section, "participation:") {
+			base = strings.Replace(base, "participation: {kind: kb, k: 2, b: 5, cohort: 100}\n", "", 1)
+		}
+		if !strings.Contains(c.section, "client:") {
+			base += "client: {lr: 0.1}\n"
+		}
+		if strings.Contains(c.section, "dp-agd") {
+			base = strings.Replace(base, "{kind: kb, k: 2, b: 5, cohort: 100}", "{kind: uniform, cohort: 100}", 1)
+		}
+		// Left out, the default applies and the configuration is valid.
+		omitted := strings.Replace(c.section, ", "+c.key[strings.LastIndex(c.key, ".")+1:]+": %v", "", 1)
+		if _, _, err := Load([]byte(base+omitted+"\n"), "p.yaml"); err != nil {
+			t.Fatalf("%s left out: %v", c.key, err)
+		}
+		data := base + fmt.Sprintf(c.section, 0) + "\n"
+		name := c.key[strings.LastIndex(c.key, ".")+1:]
+		line := strings.Count(data[:strings.Index(data, name+": 0")], "\n") + 1
+		_, _, err := Load([]byte(data), "p.yaml")
+		want := fmt.Sprintf("p.yaml:%d: %s: ", line, c.key)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: 0 written: err = %v, want a problem starting %q", c.key, err, want)
+		}
+	}
+}
+
+// Decoding problems (a typo'd key, a bad value) and validation problems (a
+// missing privacy.delta) are reported together; a validation problem that
+// only follows from a bad value is not reported besides it.
+func TestDecodeAndValidationProblemsTogether(t *testing.T) {
+	data := explicitBase + "client: {lr: 0.1, epochs: many}\naggregator: {clip: 1, clpi: 2}\nserver: {lr: 1}\n"
+	data = strings.Replace(data, ", delta: 1.0e-5", "", 1)
+	_, _, err := Load([]byte(data), "p.yaml")
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`p.yaml:7: client.epochs: cannot use "many" as an integer`,
+		`p.yaml:8: aggregator.clpi: unknown key "clpi"`,
+		"p.yaml:6: privacy.delta: required for a private run (a probability in (0, 1), below 1/6000 = 0.00017)",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing %q in:\n%s", want, msg)
+		}
+	}
+	if n := strings.Count(msg, "client.epochs"); n != 1 {
+		t.Errorf("client.epochs reported %d times (want once, by the decoder):\n%s", n, msg)
+	}
+}
+
+// The missing-delta message gives the bound computed from the data when the
+// data determines the population (here 12 LEAF writers), with the canaries.
+func TestMissingDeltaNamesPopulation(t *testing.T) {
+	leaf := leafFEMNIST(t)
+	data := strings.Replace(fileRun("leaf", leaf, "logreg", ""), "  noise_multiplier: 0\n", "  noise_multiplier: 1\n", 1)
+	_, _, err := Limits{Data: new(datasets.Loader)}.Load([]byte(data), "f.yaml")
+	if want := "privacy.delta: required for a private run (a probability in (0, 1), below 1/12 = 0.083)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+	_, _, err = Limits{Data: new(datasets.Loader)}.Load([]byte(data+"audit: {canaries: 8}\n"), "f.yaml")
+	if want := "below 1/20 = 0.05)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("with 8 canaries: err = %v, want %q", err, want)
+	}
+	_, _, err = Load([]byte(data), "f.yaml")
+	if want := "below 1/population"; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "data.clients") {
+		t.Errorf("without a loader: err = %v, want %q and no data.clients", err, want)
+	}
+}
