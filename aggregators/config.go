@@ -92,14 +92,7 @@ type Run struct {
 	// for.
 	Momentum float64
 	LR       LRSchedule
-	// Given reports whether a key of the section (e.g. "buffers") was
-	// written in the configuration, so that a key written as 0 is told
-	// from one left out (nil: none was).
-	Given func(key string) bool
 }
-
-// given reports whether the key was written (see Run.Given).
-func (r Run) given(key string) bool { return r.Given != nil && r.Given(key) }
 
 // Problems receives the problems of a configuration section, each with its
 // key relative to the section (e.g. "estimator") and its reason.

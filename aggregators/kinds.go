@@ -229,7 +229,8 @@ func (o *OptimalConfig) configure(r Run, sc *strategy.Config) {
 
 // BandMFConfig is the bandmf kind's own parameters.
 type BandMFConfig struct {
-	// Bands: number of bands b̂ (default: the participation's b).
+	// Bands: number of bands b̂ (default, also written 0, as a run's
+	// config.yaml does: the participation's b).
 	Bands int `yaml:"bands"`
 }
 
@@ -237,8 +238,6 @@ func (b *BandMFConfig) validate(r Run, add Problems) {
 	inRange(add, "bands", b.Bands, r.Rounds, "")
 	p := r.Participation
 	switch {
-	case b.Bands == 0 && r.given("bands"):
-		add("bands", "0 must be at least 1 (leave bands out for the participation's b)")
 	case p.Kind == participation.KBPoisson && b.Bands > p.B:
 		add("bands", "%d bands exceed participation.b = %d: kb-poisson amplification needs bands <= b", b.Bands, p.B)
 	case b.Bands == 0 && !hasEpochs(r) && p.Kind != participation.KBPoisson:
@@ -297,7 +296,8 @@ func hasEpochs(r Run) bool {
 // BLTConfig is the blt kind's own parameters.
 type BLTConfig struct {
 	// Buffers: the number of BLT buffers m, the model-sized vectors the
-	// noise keeps between rounds (default: participation.b − 1, BandMF's
+	// noise keeps between rounds (default, also written 0, as a run's
+	// config.yaml does: participation.b − 1, BandMF's
 	// memory with b bands, at most 8; required under single
 	// participation). The buffers' decays and scales are optimized for the
 	// run's rounds, workload and participation (an exact sensitivity);
@@ -307,8 +307,8 @@ type BLTConfig struct {
 
 func (b *BLTConfig) validate(r Run, add Problems) {
 	switch {
-	case b.Buffers < 0 || b.Buffers == 0 && r.given("buffers"):
-		add("buffers", "%d must be at least 1 (leave buffers out for participation.b − 1, at most %d)", b.Buffers, strategy.BLTDefaultMaxBuffers)
+	case b.Buffers < 0:
+		add("buffers", "%d must be positive (0: participation.b − 1, at most %d)", b.Buffers, strategy.BLTDefaultMaxBuffers)
 	case b.Buffers == 0 && !hasEpochs(r):
 		add("buffers", "required unless participation is kb or minsep (whose b − 1 is the default)")
 	case r.Rounds > 0 && b.Buffers > r.Rounds:

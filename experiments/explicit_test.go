@@ -27,8 +27,6 @@ func TestExplicitZeroRefused(t *testing.T) {
 		{"server.tau", "aggregator: {clip: 1}\nserver: {lr: 1, optimizer: yogi, tau: %v}"},
 		{"server.tau", "aggregator: {clip: 1}\nserver: {lr: 1, optimizer: adagrad, tau: %v}"},
 		{"aggregator.clip_lr", "aggregator: {clip: 1, clip_quantile: 0.5, clip_lr: %v}\nserver: {lr: 1}"},
-		{"aggregator.buffers", "aggregator: {kind: blt, clip: 1, buffers: %v}\nserver: {lr: 1}"},
-		{"aggregator.bands", "aggregator: {kind: bandmf, clip: 1, bands: %v}\nserver: {lr: 1}"},
 		{"client.epochs", "aggregator: {clip: 1}\nserver: {lr: 1}\nclient: {lr: 0.1, epochs: %v}"},
 		{"eval.every", "aggregator: {clip: 1}\nserver: {lr: 1}\neval: {batch: 500, every: %v}"},
 		{"participation.clock.round_minutes", "aggregator: {clip: 1}\nserver: {lr: 1}\nparticipation: {kind: kb, k: 2, b: 5, cohort: 100, clock: {start_hour: 1, round_minutes: %v}}"},
@@ -104,5 +102,33 @@ func TestMissingDeltaNamesPopulation(t *testing.T) {
 	_, _, err = Load([]byte(data), "f.yaml")
 	if want := "below 1/population"; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "data.clients") {
 		t.Errorf("without a loader: err = %v, want %q and no data.clients", err, want)
+	}
+}
+
+// A grid with two different mistakes reports each once, with the points it
+// affects, however many points share it.
+func TestGridDistinctProblemsOnce(t *testing.T) {
+	grid := explicitBase + "server: {lr: 1}\n" + `grid:
+  aggregator: [{clip: 1}, {clip: 1, clpi: 2}]
+  privacy.epsilon: [1, 2, 4, 8, 16, 32, 64]
+zip:
+  - client: [{lr: -0.1}, {lr: 0.1}]
+    eval.every: [1, 2]
+`
+	_, err := ParseGrid([]byte(grid), "g.yaml")
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"grid points 15-28 (14 of 28): g.yaml:9: aggregator.clpi: unknown key \"clpi\"",
+		"grid points 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27 (14 of 28): g.yaml:",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing %q in:\n%s", want, msg)
+		}
+	}
+	if lines := strings.Split(msg, "\n"); len(lines) != 2 {
+		t.Errorf("%d lines, want one per distinct problem (2):\n%s", len(lines), msg)
 	}
 }

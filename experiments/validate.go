@@ -150,9 +150,7 @@ func (l Limits) Validate(c *Config, src *Source) error {
 		add("client.max_examples", "%d must not be negative (0 uses every example)", c.Client.MaxExamples)
 	}
 	c.validateParticipation(add, oneOf, positive, positiveInt)
-	ar := c.aggregatorRun()
-	ar.Given = func(key string) bool { return src.Line("aggregator."+key) > 0 }
-	c.Aggregator.Validate(ar, func(key, format string, args ...any) { add("aggregator."+key, format, args...) })
+	c.Aggregator.Validate(c.aggregatorRun(), func(key, format string, args ...any) { add("aggregator."+key, format, args...) })
 	positive("aggregator.clip", c.Aggregator.Clip)
 
 	nm, eps := c.Aggregator.NoiseMultiplier, c.Privacy.Epsilon
