@@ -165,3 +165,48 @@ func TestGridStoppedStartsNoPendingPoint(t *testing.T) {
 		}
 	}
 }
+
+// Numbers whose products or sums overflow, or that are outside what the
+// code can use, are refused with the key that sets them.
+func TestNumericExtremesRefused(t *testing.T) {
+	withDelta := explicitBase + "client: {lr: 0.1}\n"
+	cases := []struct{ edit, want string }{
+		{"aggregator: {clip: 1}\nserver: {lr: 1}\ndata: {dataset: mnist, partition: iid, clients: 4, per_client: 4611686018427387929}",
+			"p.yaml:9: data.per_client: data.clients 4 × per_client 4611686018427387929 = 1.84467e+19 examples; MNIST has 60000"},
+		{"aggregator: {kind: dp-agd, clip: 1, step_candidates: 1000000000}",
+			"aggregator.step_candidates: 1000000000 is more than 100"},
+		{"aggregator: {clip: 1, clip_quantile: 0.5, clip_count_stddev: 1e-300}\nserver: {lr: 1}",
+			"aggregator.clip_count_stddev: 1e-300 is below 1e-100"},
+		{"aggregator: {clip: 1}\nserver: {lr: 1, optimizer: adam, tau: 1e-200}", "server.tau: 1e-200 is out of range"},
+		{"aggregator: {clip: 1}\nserver: {lr: 1, optimizer: yogi, tau: 1e+200}", "server.tau: 1e+200 is out of range"},
+		{"aggregator: {clip: 1}\nserver: {lr: 1}\nparticipation: {kind: uniform, cohort: 100, clock: {round_minutes: 1e308}}",
+			"participation.clock.round_minutes: 1e+308 is too long"},
+		{"aggregator: {clip: 1}\nserver: {lr: 1}\ndata: {dataset: mnist, partition: iid, clients: 9223372036854775000}\naudit: {canaries: 9000}",
+			"data.clients: the run needs an estimated"},
+	}
+	for _, c := range cases {
+		base := withDelta
+		for _, sec := range []string{"data", "participation"} {
+			if strings.Contains(c.edit, sec+":") {
+				lines := strings.Split(base, "\n")
+				for i, l := range lines {
+					if strings.HasPrefix(l, sec+":") {
+						lines = append(lines[:i], lines[i+1:]...)
+						break
+					}
+				}
+				base = strings.Join(lines, "\n")
+			}
+		}
+		if strings.Contains(c.edit, "dp-agd") {
+			base = strings.Replace(base, "{kind: kb, k: 2, b: 5, cohort: 100}", "{kind: uniform, cohort: 100}", 1)
+		}
+		_, _, err := Load([]byte(base+c.edit+"\n"), "p.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n got %v\nwant %q", c.edit, err, c.want)
+		}
+		if err != nil && strings.Contains(c.edit, "canaries") && strings.Contains(err.Error(), "cannot be drawn from") {
+			t.Errorf("%s: an overflowed population is reported: %v", c.edit, err)
+		}
+	}
+}

@@ -252,7 +252,7 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 		}
 	default:
 		positiveInt("participation.cohort", p.Cohort)
-		if n := c.Data.Clients + max(0, c.Audit.Canaries); p.Cohort > 0 && c.Data.Clients > 0 && p.Cohort > n {
+		if n := addCounts(c.Data.Clients, max(0, c.Audit.Canaries)); p.Cohort > 0 && c.Data.Clients > 0 && p.Cohort > n {
 			if c.Audit.Canaries > 0 {
 				add("participation.cohort", "%d clients per round cannot be drawn from data.clients = %d and audit.canaries = %d", p.Cohort, c.Data.Clients, c.Audit.Canaries)
 			} else {
@@ -282,6 +282,15 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 	}
 	positive("participation.clock.round_minutes", p.Clock.RoundMinutes)
 	positive("participation.clock.wait_minutes", p.Clock.WaitMinutes)
+	for _, m := range []struct {
+		key string
+		v   float64
+	}{{"round_minutes", p.Clock.RoundMinutes}, {"wait_minutes", p.Clock.WaitMinutes}} {
+		// The clock counts simulated seconds over every round.
+		if secs := 60 * m.v * float64(max(1, c.Rounds)); m.v > 0 && math.IsInf(secs, 0) {
+			add("participation.clock."+m.key, "%v is too long: %d rounds of it overflow the clock's seconds", m.v, c.Rounds)
+		}
+	}
 	if h := p.Clock.StartHour; h < 0 || h >= 24 {
 		add("participation.clock.start_hour", "%v must be in [0, 24)", h)
 	}
@@ -407,6 +416,10 @@ func (c *Config) validateAdaptive(add addFunc) {
 	}
 	if !(sv.Tau > 0) || math.IsInf(sv.Tau, 0) {
 		add("server.tau", "%v must be a positive finite number", sv.Tau)
+	} else if t2 := sv.Tau * sv.Tau; t2 < 0x1p-1022 || math.IsInf(t2, 0) {
+		// v starts at τ²: a square that underflows to 0 (or is subnormal)
+		// or overflows turns the first steps into m/τ or 0.
+		add("server.tau", "%v is out of range: its square, the second moment's initial value, must be a normal float64 (want 1e-150 <= tau <= 1e150)", sv.Tau)
 	}
 	if c.Aggregator.Workload == "server" {
 		add("aggregator.workload", "server optimizes the factorization for SGD with momentum, whose trajectory is linear in the updates; %s is not (use workload prefix)", sv.Optimizer)
@@ -467,4 +480,13 @@ func (c *Config) deltaBound(l Limits, src *Source) string {
 		return "below 1/population, one over the number of clients the data holds"
 	}
 	return fmt.Sprintf("below 1/%d = %.2g", n, 1/float64(n))
+}
+
+// addCounts is a + b for counts a, b >= 0, saturated at math.MaxInt instead
+// of overflowing.
+func addCounts(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }
