@@ -1,15 +1,11 @@
 package experiments
 
 import (
-	"context"
-	"dpfl/datasets"
-	"dpfl/results"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"dpfl/datasets"
 )
 
 // explicitBase is a valid configuration the explicit-value tests add
@@ -135,34 +131,6 @@ zip:
 	}
 	if lines := strings.Split(msg, "\n"); len(lines) != 2 {
 		t.Errorf("%d lines, want one per distinct problem (2):\n%s", len(lines), msg)
-	}
-}
-
-// startEvents records the points a grid started.
-type startEvents struct{ started []int }
-
-func (s *startEvents) Start(p Point)                       { s.started = append(s.started, p.Index) }
-func (s *startEvents) Round(Point, int, float64)           {}
-func (s *startEvents) Done(Point, *results.Summary, error) {}
-
-// A grid that is stopped starts no pending point (which would then be
-// reported stopped as if it had been running).
-func TestGridStoppedStartsNoPendingPoint(t *testing.T) {
-	g := smallGrid(t, t.TempDir())
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	for i := 0; i < 8; i++ { // a worker ready beside the stop: each try could pick either
-		ev := &startEvents{}
-		out := t.TempDir()
-		res, err := RunGrid(ctx, g, GridOptions{OutDir: out, Parallel: 2, Events: ev})
-		if !errors.Is(err, context.Canceled) || len(ev.started) > 0 || res.Ran+res.Failed > 0 {
-			t.Fatalf("stopped grid: started %v, ran %d, failed %d, err %v; want nothing started", ev.started, res.Ran, res.Failed, err)
-		}
-		for _, p := range g.Points {
-			if _, err := os.Stat(filepath.Join(out, p.Dir(), CheckpointFile)); err == nil {
-				t.Fatalf("point %d has a checkpoint", p.Index)
-			}
-		}
 	}
 }
 

@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
-	"dpfl/experiments"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dpfl/experiments"
 )
 
 func TestGridUsageAndDryRun(t *testing.T) {
