@@ -100,6 +100,11 @@ func TestMissingDeltaNamesPopulation(t *testing.T) {
 	if want := "below 1/20 = 0.05)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("with 8 canaries: err = %v, want %q", err, want)
 	}
+	// In a grid, the points share the count.
+	_, err = Limits{Data: new(datasets.Loader)}.ParseGrid([]byte(data+"grid:\n  seed: [1, 2, 3]\n"), "f.yaml")
+	if want := "every grid point (3): f.yaml: privacy.delta: required for a private run (a probability in (0, 1), below 1/12 = 0.083)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("grid: err = %v, want %q", err, want)
+	}
 	_, _, err = Load([]byte(data), "f.yaml")
 	if want := "below 1/population"; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "data.clients") {
 		t.Errorf("without a loader: err = %v, want %q and no data.clients", err, want)

@@ -326,6 +326,7 @@ func (l Limits) expand(g *Grid, base *yaml.Node, axes []axis) error {
 	}
 	var problems []*problem
 	byText := map[string]*problem{}
+	l.populations = map[string]int{}
 	ids := map[string]int{}
 	fp := fingerprinter{}
 	idx := make([]int, len(axes)) // odometer, first axis slowest

@@ -469,8 +469,16 @@ func (c *Config) deltaBound(l Limits, src *Source) string {
 		if src != nil && src.File != "" {
 			dir = filepath.Dir(src.File)
 		}
-		if m, err := population(c, Options{BaseDir: dir, Data: l.Data}, rng.New(c.Seed)); err == nil {
+		key := fmt.Sprintf("%s|%+v|%d", dir, c.Data, c.Seed)
+		if m, ok := l.populations[key]; ok {
 			n = m
+		} else {
+			if m, err := population(c, Options{BaseDir: dir, Data: l.Data}, rng.New(c.Seed)); err == nil {
+				n = m
+			}
+			if l.populations != nil {
+				l.populations[key] = n
+			}
 		}
 	}
 	if n > 0 && c.Audit.Canaries > 0 && n <= math.MaxInt-c.Audit.Canaries {
