@@ -183,3 +183,21 @@ func TestNumericExtremesRefused(t *testing.T) {
 		}
 	}
 }
+
+// A grid's own problems (a bad axis) and its points' problems are
+// reported together.
+func TestGridAxisAndPointProblemsTogether(t *testing.T) {
+	grid := strings.Replace(explicitBase, ", delta: 1.0e-5", "", 1) + "client: {lr: 0.1}\naggregator: {clip: 1}\nserver: {lr: 1}\n" + `grid:
+  aggregator.kindd: [tree]
+  seed: [1, 2]
+`
+	_, err := ParseGrid([]byte(grid), "g.yaml")
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{`g.yaml:11: grid.aggregator.kindd: unknown key "kindd" under aggregator`, "every grid point (2): g.yaml:6: privacy.delta: required"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+}

@@ -123,18 +123,17 @@ func (l Limits) ParseGrid(data []byte, file string) (*Grid, error) {
 			gp.problems = append(gp.problems, err)
 		}
 	}
-	if len(gp.problems) > 0 {
-		return nil, errors.Join(gp.problems...)
-	}
-	if len(axes) == 0 {
+	if len(axes) == 0 && len(gp.problems) == 0 {
 		line := sec.gridLine
 		if line == 0 {
 			line = root.Line
 		}
 		return nil, Problem{File: file, Line: line, Path: "grid", Msg: "nothing varies: add grid: (dotted path → list of values) or zip: groups; for a single configuration use dpfl run"}
 	}
-	if err := l.expand(g, sec.base, axes); err != nil {
-		return nil, err
+	// The points are expanded over the axes that are well formed even when
+	// others are not, so that the problems of both are reported together.
+	if err := l.expand(g, sec.base, axes); err != nil || len(gp.problems) > 0 {
+		return nil, errors.Join(append(gp.problems, err)...)
 	}
 	if sec.tune != nil {
 		gp.parseTune(sec.tune, g)
@@ -377,6 +376,8 @@ func (l Limits) expand(g *Grid, base *yaml.Node, axes []axis) error {
 		switch {
 		case len(p.points) == total && total > 1:
 			errs = append(errs, fmt.Errorf("every grid point (%d): %w", total, p.err))
+		case len(g.Varied) == 0:
+			errs = append(errs, fmt.Errorf("the base configuration: %w", p.err))
 		case len(p.points) == 1:
 			errs = append(errs, fmt.Errorf("grid point %d (%s): %w", p.points[0], p.label, p.err))
 		default:
