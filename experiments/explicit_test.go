@@ -201,3 +201,16 @@ func TestGridAxisAndPointProblemsTogether(t *testing.T) {
 		}
 	}
 }
+
+// A delta of at least 1/data.clients is refused with the other problems,
+// not only once the run is planned.
+func TestLargeDeltaWithOtherProblems(t *testing.T) {
+	data := strings.Replace(explicitBase, "delta: 1.0e-5", "delta: 1.0e-3", 1) + "client: {lr: 0.1}\naggregator: {clip: 1, clpi: 2}\nserver: {lr: 1}\n"
+	data = strings.Replace(data, "clients: 6000", "clients: 1000", 1)
+	_, _, err := Load([]byte(data), "p.yaml")
+	for _, want := range []string{`p.yaml:8: aggregator.clpi: unknown key`, "p.yaml:6: privacy.delta: 0.001 is not below 1/population = 1/1000"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+}

@@ -169,6 +169,10 @@ func (l Limits) Validate(c *Config, src *Source) error {
 			add("privacy.delta", "required for a private run (a probability in (0, 1), %s)", c.deltaBound(l, src))
 		} else if !(c.Privacy.Delta > 0 && c.Privacy.Delta < 1) {
 			add("privacy.delta", "%v must be in (0, 1)", c.Privacy.Delta)
+		} else if n := addCounts(c.Data.Clients, max(0, c.Audit.Canaries)); !c.Privacy.AllowLargeDelta && c.Data.Clients > 0 && !c.Data.FromData() && c.Privacy.Delta*float64(n) >= 1 {
+			// The population is data.clients (and the canaries): checked
+			// here, with the other problems, rather than when planning.
+			add("privacy.delta", "%s", largeDelta(c.Privacy.Delta, n))
 		}
 	}
 	oneOf("privacy.accountant", c.Privacy.Accountant, privacy.AccountantNames)
@@ -497,4 +501,10 @@ func addCounts(a, b int) int {
 		return math.MaxInt
 	}
 	return a + b
+}
+
+// largeDelta says why delta is refused for a population of n clients.
+func largeDelta(delta float64, n int) string {
+	return fmt.Sprintf("%g is not below 1/population = 1/%d: a delta that large allows publishing some client's data outright; lower it (e.g. %.0e), or set privacy.allow_large_delta: true to accept it",
+		delta, n, math.Pow(10, math.Floor(math.Log10(1/float64(n)))-1))
 }
