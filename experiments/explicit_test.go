@@ -82,6 +82,13 @@ func TestDecodeAndValidationProblemsTogether(t *testing.T) {
 			t.Errorf("missing %q in:\n%s", want, msg)
 		}
 	}
+	// A bad value is left out, not taken as a 0 (data.min_tokens: 0 would
+	// be refused on its own).
+	text := strings.NewReplacer("epochs: many", "epochs: 1", "{dataset: mnist, partition: iid, clients: 6000}", "{dataset: debian, min_tokens: x}", "{kind: logreg}", "{kind: lstm}").Replace(data)
+	_, _, err = Load([]byte(text), "p.yaml")
+	if err == nil || strings.Count(err.Error(), "data.min_tokens") != 1 {
+		t.Errorf("a bad data.min_tokens reported other than once:\n%v", err)
+	}
 	if n := strings.Count(msg, "client.epochs"); n != 1 {
 		t.Errorf("client.epochs reported %d times (want once, by the decoder):\n%s", n, msg)
 	}

@@ -26,7 +26,7 @@ func (l Limits) build(root *yaml.Node, src *Source) (*Config, error) {
 	problems := d.problems
 	var restored []string
 	for _, z := range zeros {
-		if !z.v.IsZero() {
+		if !z.v.IsZero() && !hidden(z.path, d.badPaths) { // (a bad value was left out, not written as 0)
 			// A default replaced a value written as 0: keep what was
 			// written, for validation to judge.
 			z.v.SetZero()
