@@ -221,3 +221,20 @@ func TestLargeDeltaWithOtherProblems(t *testing.T) {
 		}
 	}
 }
+
+// A value left out for being bad does not bring problems of its own
+// default: a duplicated participation.kind (the second dropped) does not
+// make k and b "unused", and a bad rounds does not make eval.every
+// "required".
+func TestBadValueBringsNoConsequentialProblems(t *testing.T) {
+	base := explicitBase + "client: {lr: 0.1}\naggregator: {clip: 1}\nserver: {lr: 1}\n"
+	for _, c := range []struct{ from, to, want string }{
+		{"{kind: kb, k: 2, b: 5, cohort: 100}", "{kind: uniform, kind: kb, k: 2, b: 5, cohort: 100}", "participation.kind: given twice"},
+		{"rounds: 20", "rounds: x", `rounds: cannot use "x" as an integer`},
+	} {
+		_, _, err := Load([]byte(strings.Replace(base, c.from, c.to, 1)), "p.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Count(err.Error(), "\n") != 0 {
+			t.Errorf("%s: got\n%v\nwant the one line %q", c.to, err, c.want)
+		}
+	}
+}

@@ -56,14 +56,17 @@ func (l Limits) build(root *yaml.Node, src *Source) (*Config, error) {
 	return cfg, nil
 }
 
-// hidden reports whether a validation problem at path follows from a bad
-// value at one of bad: at that key, inside it, or at a section holding it.
+// hidden reports whether a validation problem at path may follow from a
+// bad value at one of bad (left out, so its default stood in): at that
+// key, inside it, at a section holding it, or at another key of its
+// section (a kind's value decides what its siblings mean).
 func hidden(path string, bad []string) bool {
 	if path == "" {
 		return false
 	}
 	for _, b := range bad {
-		if path == b || within(path, b) || within(b, path) {
+		sec := parentPath(b)
+		if path == b || within(path, b) || within(b, path) || sec != "" && within(path, sec) {
 			return true
 		}
 	}

@@ -203,7 +203,9 @@ func (l Limits) Validate(c *Config, src *Source) error {
 	c.validateAdaptive(add)
 	c.validateSchedule(add, oneOf)
 	c.validateAudit(add, oneOf, src)
-	positiveInt("eval.every", c.Eval.Every)
+	if c.Rounds > 0 || src.Line("eval.every") > 0 {
+		positiveInt("eval.every", c.Eval.Every) // (its default is rounds/20)
+	}
 	positiveInt("eval.batch", c.Eval.Batch)
 	if v := c.Eval.Validation; !(v >= 0 && v < 1) {
 		add("eval.validation", "%v must be in [0, 1) (the share of the test set held out for validation)", v)
