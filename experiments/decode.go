@@ -113,7 +113,8 @@ func (l Limits) Load(data []byte, file string) (*Config, *Source, error) {
 // whose fields carry yaml tags). Unknown keys, keys given twice, values of the
 // wrong type, non-finite numbers, non-integers where an integer is meant,
 // integers out of range, a second document and syntax errors are all
-// reported, each with its line.
+// reported, each with its line; the keys without problems are still
+// decoded into dst.
 func Decode(data []byte, file string, dst any) (*Source, error) {
 	src := &Source{File: file, lines: map[string]int{}}
 	root, err := parseDocument(data, file, "configuration")
@@ -244,14 +245,7 @@ func checkSize(root *yaml.Node, file string) error {
 // decodeNode strictly decodes the mapping root into dst, recording key
 // lines in src.
 func decodeNode(root *yaml.Node, src *Source, dst any) error {
-	if root.Kind == yaml.AliasNode {
-		root = root.Alias
-	}
-	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
-		return nil // nothing set: the defaults
-	}
-	d := decodeLenient(root, src, dst)
-	return errors.Join(d.problems...)
+	return errors.Join(decodeLenient(root, src, dst).problems...)
 }
 
 // decoded is what decodeLenient found: the problems, and the paths of the
@@ -291,8 +285,10 @@ func decodeLenient(root *yaml.Node, src *Source, dst any) decoded {
 		dec.KnownFields(true)
 		err = dec.Decode(dst)
 	}
-	if err != nil && len(d.problems) == 0 { // should not happen after walk
-		d.problems = append(d.problems, Problem{File: src.File, Line: root.Line, Msg: strings.TrimPrefix(err.Error(), "yaml: ")})
+	if err != nil { // should not happen after walk
+		if len(d.problems) == 0 {
+			d.problems = append(d.problems, Problem{File: src.File, Line: root.Line, Msg: strings.TrimPrefix(err.Error(), "yaml: ")})
+		}
 		d.whole = true
 	}
 	return d

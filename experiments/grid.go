@@ -316,8 +316,9 @@ func (l Limits) expand(g *Grid, base *yaml.Node, axes []axis) error {
 			return Problem{File: g.File, Path: "grid", Msg: "more than 1,000,000 points: split the grid"}
 		}
 	}
-	// Each distinct problem is reported once, with the points it affects
-	// (a mistake in the base or in one axis value is usually many points').
+	// Each distinct problem is reported once, with the points it affects:
+	// a mistake in the base, or in one value of an axis, is usually shared
+	// by many points.
 	type problem struct {
 		err    error
 		points []int // 1-based, ascending
