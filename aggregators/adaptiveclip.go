@@ -62,6 +62,12 @@ func (a *AdaptiveClip) Clip() float64 { return a.clip }
 // Aggregate implements Aggregator: the inner aggregator at clip C_t, then
 // the noisy count and the clip update. Report.ClipNorm is C_t.
 func (a *AdaptiveClip) Aggregate(dst []float32, round int, deltas iter.Seq[[]float32]) (Report, error) {
+	if !(a.clip > 0) || math.IsInf(a.clip, 0) || math.IsInf(a.NoiseScale*a.clip, 0) {
+		// A geometric step too large for the count's spread (a large
+		// learning rate, or count noise far above the denominator) sends
+		// the clip norm to 0 or beyond the float64 range.
+		return Report{}, fmt.Errorf("aggregators: adaptive clipping: the clip norm reached %v before round %d (aggregator.clip_lr %g, aggregator.clip_count_stddev %g against a denominator of %g clients): lower clip_lr or clip_count_stddev", a.clip, round, a.LR, a.CountStd, a.Denominator)
+	}
 	a.Inner.Clip, a.Inner.NoiseStd = a.clip, a.NoiseScale*a.clip
 	rep, err := a.Inner.Aggregate(dst, round, deltas)
 	rep.ClipNorm = a.clip

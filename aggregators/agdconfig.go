@@ -17,8 +17,8 @@ type AGDConfig struct {
 	// step" wins, and of the step-size range's update (default 0.1).
 	BudgetGrowth float64 `yaml:"budget_growth"`
 	// StepCandidates: the nonzero step sizes n of Φ = α_max·{0, 1/n, …, 1}
-	// (default 5; each costs a loss evaluation of the whole cohort per
-	// noisy max).
+	// (default 5, at most MaxStepCandidates; each costs a loss evaluation
+	// of the whole cohort per noisy max).
 	StepCandidates int `yaml:"step_candidates"`
 	// MaxStep: the first α_max, the largest step in parameter space
 	// (default 1).
@@ -30,6 +30,11 @@ type AGDConfig struct {
 	// the noisy max (its sensitivity; default 3, above ln 10).
 	LossClip float64 `yaml:"loss_clip"`
 }
+
+// MaxStepCandidates bounds step_candidates: each candidate step costs a
+// loss evaluation of the whole cohort in every noisy max, and the
+// candidates are held in memory.
+const MaxStepCandidates = 100
 
 func (a *AGDConfig) normalize() {
 	def := func(v *float64, d float64) {
@@ -72,6 +77,8 @@ func (a *AGDConfig) validate(c *Config, r Run, add Problems) {
 	}
 	if a.StepCandidates < 1 {
 		add("step_candidates", "%d must be at least 1", a.StepCandidates)
+	} else if a.StepCandidates > MaxStepCandidates {
+		add("step_candidates", "%d is more than %d: each candidate costs a loss evaluation of the whole cohort in every noisy max", a.StepCandidates, MaxStepCandidates)
 	}
 	if a.StepEvery < 1 {
 		add("step_every", "%d must be at least 1", a.StepEvery)

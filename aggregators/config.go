@@ -140,6 +140,11 @@ func (c *Config) Normalize() {
 	}
 }
 
+// MinClipCountStddev is the smallest clip_count_stddev accepted: below it
+// the count's privacy loss per release, 1/(2σ_b)², summed over the rounds,
+// is not a finite float64.
+const MinClipCountStddev = 1e-100
+
 // Adaptive reports whether the clip norm is adaptive (clip_quantile set).
 func (c *Config) Adaptive() bool { return c.ClipQuantile != 0 }
 
@@ -160,8 +165,11 @@ func (c *Config) validateAdaptive(r Run, add Problems) {
 	if !(c.ClipLR > 0) || math.IsInf(c.ClipLR, 0) {
 		add("clip_lr", "%v must be a positive finite number", c.ClipLR)
 	}
-	if !(c.ClipCountStddev >= 0) || math.IsInf(c.ClipCountStddev, 0) {
-		add("clip_count_stddev", "%v must be a finite number >= 0 (0: the expected cohort / 20)", c.ClipCountStddev)
+	switch s := c.ClipCountStddev; {
+	case !(s >= 0) || math.IsInf(s, 0):
+		add("clip_count_stddev", "%v must be a finite number >= 0 (0: the expected cohort / 20)", s)
+	case s > 0 && s < MinClipCountStddev:
+		add("clip_count_stddev", "%v is below %g: the count's privacy loss, 1/(2·clip_count_stddev)² per release, overflows (0: the expected cohort / 20)", s, MinClipCountStddev)
 	}
 	if r.Participation.Kind == participation.KBPoisson {
 		add("clip_quantile", "adaptive clipping with kb-poisson sampling is not supported: BandMF's amplification (BMF23 §5) is proved for the update alone, not for the update and the clip count together (use participation kind poisson with dpfedavg, or an unsampled schema)")

@@ -229,7 +229,8 @@ func (o *OptimalConfig) configure(r Run, sc *strategy.Config) {
 
 // BandMFConfig is the bandmf kind's own parameters.
 type BandMFConfig struct {
-	// Bands: number of bands b̂ (default: the participation's b).
+	// Bands: number of bands b̂ (default, also written 0, as a run's
+	// config.yaml does: the participation's b).
 	Bands int `yaml:"bands"`
 }
 
@@ -295,7 +296,8 @@ func hasEpochs(r Run) bool {
 // BLTConfig is the blt kind's own parameters.
 type BLTConfig struct {
 	// Buffers: the number of BLT buffers m, the model-sized vectors the
-	// noise keeps between rounds (default: participation.b − 1, BandMF's
+	// noise keeps between rounds (default, also written 0, as a run's
+	// config.yaml does: participation.b − 1, BandMF's
 	// memory with b bands, at most 8; required under single
 	// participation). The buffers' decays and scales are optimized for the
 	// run's rounds, workload and participation (an exact sensitivity);

@@ -49,8 +49,9 @@ func NewFederated(name string, train, test *Dataset, spec PartitionSpec, r *rand
 	case IID:
 		n := train.Len()
 		if spec.PerClient > 0 {
-			if spec.Clients*spec.PerClient > n {
-				return nil, fmt.Errorf("datasets: %d clients of %d examples need %d examples; the pool has %d", spec.Clients, spec.PerClient, spec.Clients*spec.PerClient, n)
+			if spec.Clients > 0 && spec.PerClient > n/spec.Clients {
+				// (compared by division: the product may overflow)
+				return nil, fmt.Errorf("datasets: %d clients of %d examples need %.6g examples; the pool has %d", spec.Clients, spec.PerClient, float64(spec.Clients)*float64(spec.PerClient), n)
 			}
 			n = spec.Clients * spec.PerClient
 		}
@@ -132,8 +133,9 @@ var mnistKind = Kind{
 			add("per_client", "only partition iid uses it")
 		} else if c.PerClient < 0 {
 			add("per_client", "%d must be positive (0 or unset: the whole pool, dealt evenly)", c.PerClient)
-		} else if c.PerClient > 0 && c.Clients > 0 && c.Clients*c.PerClient > 60000 {
-			add("per_client", "%d clients of %d examples need %d; MNIST has 60000", c.Clients, c.PerClient, c.Clients*c.PerClient)
+		} else if c.PerClient > 0 && c.Clients > 0 && c.PerClient > 60000/c.Clients {
+			// (compared by division: the product may overflow)
+			add("per_client", "data.clients %d × per_client %d = %.6g examples; MNIST has 60000", c.Clients, c.PerClient, float64(c.Clients)*float64(c.PerClient))
 		}
 		if c.QMNISTDir != "" && c.Partition != Writer {
 			add("qmnist_dir", "only partition writer uses it")

@@ -97,23 +97,24 @@ func (l Limits) LoadFile(path string) (*Config, *Source, error) {
 
 // Load is the package's Load with the memory estimate held to l.
 func (l Limits) Load(data []byte, file string) (*Config, *Source, error) {
-	var cfg Config
-	src, err := Decode(data, file, &cfg)
+	src := &Source{File: file, lines: map[string]int{}}
+	root, err := parseDocument(data, file, "configuration")
 	if err != nil {
 		return nil, src, err
 	}
-	cfg.Normalize()
-	if err := l.Validate(&cfg, src); err != nil {
+	cfg, err := l.build(root, src)
+	if err != nil {
 		return nil, src, err
 	}
-	return &cfg, src, nil
+	return cfg, src, nil
 }
 
 // Decode strictly decodes one YAML document into dst (a pointer to a struct
 // whose fields carry yaml tags). Unknown keys, keys given twice, values of the
 // wrong type, non-finite numbers, non-integers where an integer is meant,
 // integers out of range, a second document and syntax errors are all
-// reported, each with its line.
+// reported, each with its line; the keys without problems are still
+// decoded into dst.
 func Decode(data []byte, file string, dst any) (*Source, error) {
 	src := &Source{File: file, lines: map[string]int{}}
 	root, err := parseDocument(data, file, "configuration")
@@ -244,35 +245,101 @@ func checkSize(root *yaml.Node, file string) error {
 // decodeNode strictly decodes the mapping root into dst, recording key
 // lines in src.
 func decodeNode(root *yaml.Node, src *Source, dst any) error {
+	return errors.Join(decodeLenient(root, src, dst).problems...)
+}
+
+// decoded is what decodeLenient found: the problems, and the paths of the
+// values it left out because they were bad (an unknown key's path is not
+// among them: leaving it out changes no value).
+type decoded struct {
+	problems []error
+	badPaths []string
+	whole    bool // the root itself is bad: nothing was decoded
+}
+
+// decodeLenient decodes the mapping root into dst like decodeNode, but
+// when some keys or values are bad it still decodes the others (the bad
+// ones are left out, so their fields keep their defaults), so that the
+// rest of the configuration can be validated and every problem reported at
+// once.
+func decodeLenient(root *yaml.Node, src *Source, dst any) decoded {
+	var d decoded
 	if root.Kind == yaml.AliasNode {
 		root = root.Alias
 	}
 	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
-		return nil // nothing set: the defaults
+		return d // nothing set: the defaults
 	}
-	var problems []error
-	walk(root, reflect.TypeOf(dst).Elem(), "", src, &problems)
-	if len(problems) > 0 {
-		return errors.Join(problems...)
+	w := walker{src: src, drop: map[*yaml.Node]bool{}}
+	if !w.walk(root, reflect.TypeOf(dst).Elem(), "") {
+		d.problems, d.whole = w.problems, true
+		return d
 	}
-	// Re-encode a copy with the aliases resolved and no anchors: yaml.v3
-	// writes an anchored empty null as &a '' (an empty string).
-	b, err := yaml.Marshal(deepCopy(root))
+	d.problems, d.badPaths = w.problems, w.badPaths
+	// Re-encode a copy with the aliases resolved, no anchors and the bad
+	// entries left out: yaml.v3 writes an anchored empty null as &a '' (an
+	// empty string).
+	b, err := yaml.Marshal(w.prunedCopy(root))
 	if err == nil {
 		dec := yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
 		err = dec.Decode(dst)
 	}
 	if err != nil { // should not happen after walk
-		return Problem{File: src.File, Line: root.Line, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		if len(d.problems) == 0 {
+			d.problems = append(d.problems, Problem{File: src.File, Line: root.Line, Msg: strings.TrimPrefix(err.Error(), "yaml: ")})
+		}
+		d.whole = true
 	}
-	return nil
+	return d
 }
 
-// walk checks node n against type t, recording key lines and problems.
-func walk(n *yaml.Node, t reflect.Type, path string, src *Source, problems *[]error) {
+// walker checks a node tree against a type, recording key lines, the
+// problems, and the mapping entries to drop.
+type walker struct {
+	src      *Source
+	problems []error
+	badPaths []string
+	drop     map[*yaml.Node]bool // key nodes of mapping entries to leave out
+}
+
+// prunedCopy is deepCopy of n without the entries whose key is in w.drop.
+func (w *walker) prunedCopy(n *yaml.Node) *yaml.Node {
+	c := deepCopy(n)
+	var prune func(orig, cp *yaml.Node)
+	prune = func(orig, cp *yaml.Node) {
+		if orig.Kind == yaml.AliasNode {
+			orig = orig.Alias
+		}
+		if orig.Kind != cp.Kind || len(orig.Content) != len(cp.Content) {
+			return
+		}
+		if orig.Kind == yaml.MappingNode {
+			kept := cp.Content[:0]
+			for i := 0; i+1 < len(orig.Content); i += 2 {
+				if w.drop[orig.Content[i]] {
+					continue
+				}
+				prune(orig.Content[i+1], cp.Content[i+1])
+				kept = append(kept, cp.Content[i], cp.Content[i+1])
+			}
+			cp.Content = kept
+			return
+		}
+		for i := range orig.Content {
+			prune(orig.Content[i], cp.Content[i])
+		}
+	}
+	prune(n, c)
+	return c
+}
+
+// walk checks node n against type t; it reports whether n is usable (a
+// mapping with bad entries is: they are dropped).
+func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) bool {
+	src := w.src
 	bad := func(n *yaml.Node, path, format string, args ...any) {
-		*problems = append(*problems, Problem{File: src.File, Line: n.Line, Path: path, Msg: fmt.Sprintf(format, args...)})
+		w.problems = append(w.problems, Problem{File: src.File, Line: n.Line, Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -281,13 +348,13 @@ func walk(n *yaml.Node, t reflect.Type, path string, src *Source, problems *[]er
 		n = n.Alias
 	}
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
-		return // an explicit null leaves the default
+		return true // an explicit null leaves the default
 	}
 	switch t.Kind() {
 	case reflect.Struct, reflect.Map:
 		if n.Kind != yaml.MappingNode {
 			bad(n, path, "want a mapping of keys to values")
-			return
+			return false
 		}
 		var fields map[string]reflect.StructField
 		if t.Kind() == reflect.Struct {
@@ -301,11 +368,14 @@ func walk(n *yaml.Node, t reflect.Type, path string, src *Source, problems *[]er
 			}
 			if k.Kind != yaml.ScalarNode {
 				bad(k, joinPath(path, nodeString(k)), "want a key name, got a %s", kindName(k.Kind))
+				w.drop[n.Content[i]] = true
 				continue
 			}
 			p := joinPath(path, k.Value)
 			if first, dup := seen[k.Value]; dup {
 				bad(k, p, "given twice (first at line %d)", first)
+				w.drop[n.Content[i]] = true
+				w.badPaths = append(w.badPaths, p)
 				continue
 			}
 			seen[k.Value] = k.Line
@@ -319,6 +389,7 @@ func walk(n *yaml.Node, t reflect.Type, path string, src *Source, problems *[]er
 					}
 					slices.Sort(known)
 					bad(k, p, "unknown key %q (known keys here: %s)", k.Value, strings.Join(known, ", "))
+					w.drop[n.Content[i]] = true
 					continue
 				}
 				elem = f.Type
@@ -326,26 +397,34 @@ func walk(n *yaml.Node, t reflect.Type, path string, src *Source, problems *[]er
 				elem = t.Elem()
 			}
 			src.lines[p] = k.Line
-			walk(v, elem, p, src, problems)
+			if !w.walk(v, elem, p) {
+				w.drop[n.Content[i]] = true
+				w.badPaths = append(w.badPaths, p)
+			}
 		}
+		return true
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
 			bad(n, path, "want a list")
-			return
+			return false
 		}
+		ok := true
 		for i, e := range n.Content {
 			p := fmt.Sprintf("%s[%d]", path, i)
 			src.lines[p] = e.Line
-			walk(e, t.Elem(), p, src, problems)
+			ok = w.walk(e, t.Elem(), p) && ok
 		}
+		return ok
 	default:
 		if n.Kind != yaml.ScalarNode {
 			bad(n, path, "want %s, got a %s", typeName(t), kindName(n.Kind))
-			return
+			return false
 		}
 		if msg := scalarProblem(n, t); msg != "" {
 			bad(n, path, "%s", msg)
+			return false
 		}
+		return true
 	}
 }
 

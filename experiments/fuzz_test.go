@@ -84,7 +84,7 @@ func checkRejection(t *testing.T, data []byte, err error, file string) {
 	t.Helper()
 	docLevel := []string{"empty ", "a second YAML document", "want a mapping"}
 	for _, e := range leafErrors(err) {
-		if strings.HasPrefix(e.Error(), "... and ") && strings.HasSuffix(e.Error(), " more invalid points") {
+		if strings.HasPrefix(e.Error(), "... and ") && strings.HasSuffix(e.Error(), " more problems of invalid points") {
 			continue
 		}
 		p, ok := e.(Problem)

@@ -123,18 +123,17 @@ func (l Limits) ParseGrid(data []byte, file string) (*Grid, error) {
 			gp.problems = append(gp.problems, err)
 		}
 	}
-	if len(gp.problems) > 0 {
-		return nil, errors.Join(gp.problems...)
-	}
-	if len(axes) == 0 {
+	if len(axes) == 0 && len(gp.problems) == 0 {
 		line := sec.gridLine
 		if line == 0 {
 			line = root.Line
 		}
 		return nil, Problem{File: file, Line: line, Path: "grid", Msg: "nothing varies: add grid: (dotted path → list of values) or zip: groups; for a single configuration use dpfl run"}
 	}
-	if err := l.expand(g, sec.base, axes); err != nil {
-		return nil, err
+	// The points are expanded over the axes that are well formed even when
+	// others are not, so that the problems of both are reported together.
+	if err := l.expand(g, sec.base, axes); err != nil || len(gp.problems) > 0 {
+		return nil, errors.Join(append(gp.problems, err)...)
 	}
 	if sec.tune != nil {
 		gp.parseTune(sec.tune, g)
@@ -317,26 +316,40 @@ func (l Limits) expand(g *Grid, base *yaml.Node, axes []axis) error {
 			return Problem{File: g.File, Path: "grid", Msg: "more than 1,000,000 points: split the grid"}
 		}
 	}
-	var problems []error
+	// Each distinct problem is reported once, with the points it affects:
+	// a mistake in the base, or in one value of an axis, is usually shared
+	// by many points.
+	type problem struct {
+		err    error
+		points []int // 1-based, ascending
+		label  string
+	}
+	var problems []*problem
+	byText := map[string]*problem{}
+	l.populations = map[string]int{}
 	ids := map[string]int{}
 	fp := fingerprinter{}
-	inputErrs := map[string]bool{}
 	idx := make([]int, len(axes)) // odometer, first axis slowest
 	for n := 0; n < total; n++ {
 		pt, values := combination(base, axes, idx)
 		cfg, in, err, inErr := l.point(pt, g.File, fp)
 		if inErr != nil {
-			// An unreadable input is usually every point's: say it once.
 			err = inErr
-			if inputErrs[err.Error()] {
-				err = errSaid
-			}
-			inputErrs[err.Error()] = true
 		}
 		label := Point{Values: values}.Label(g.Varied)
-		if errors.Is(err, errSaid) {
-		} else if err != nil {
-			problems = append(problems, fmt.Errorf("grid point %d (%s):\n%w", n+1, label, err))
+		if err != nil {
+			for _, e := range flatten(err) {
+				key := e.Error()
+				p := byText[key]
+				if p == nil {
+					p = &problem{err: e, label: label}
+					byText[key] = p
+					problems = append(problems, p)
+				}
+				if k := len(p.points); k == 0 || p.points[k-1] != n+1 {
+					p.points = append(p.points, n+1)
+				}
+			}
 		} else {
 			id := RunID(cfg, in)
 			if _, dup := ids[id]; dup {
@@ -354,10 +367,25 @@ func (l Limits) expand(g *Grid, base *yaml.Node, axes []axis) error {
 			idx[ai] = 0
 		}
 	}
-	if len(problems) > 10 {
-		problems = append(problems[:10], fmt.Errorf("... and %d more invalid points", len(problems)-10))
+	const maxProblems = 20
+	var errs []error
+	for i, p := range problems {
+		if i == maxProblems {
+			errs = append(errs, fmt.Errorf("... and %d more problems of invalid points", len(problems)-maxProblems))
+			break
+		}
+		switch {
+		case len(p.points) == total && total > 1:
+			errs = append(errs, fmt.Errorf("every grid point (%d): %w", total, p.err))
+		case len(g.Varied) == 0:
+			errs = append(errs, fmt.Errorf("the base configuration: %w", p.err))
+		case len(p.points) == 1:
+			errs = append(errs, fmt.Errorf("grid point %d (%s): %w", p.points[0], p.label, p.err))
+		default:
+			errs = append(errs, fmt.Errorf("grid points %s (%d of %d): %w", describePoints(p.points), len(p.points), total, p.err))
+		}
 	}
-	return errors.Join(problems...)
+	return errors.Join(errs...)
 }
 
 // combination is the base configuration with value idx[i] of each axis i
@@ -378,22 +406,14 @@ func combination(base *yaml.Node, axes []axis, idx []int) (*yaml.Node, []string)
 // point decodes, normalizes and validates one point's configuration (err)
 // and fingerprints its inputs (inErr).
 func (l Limits) point(pt *yaml.Node, file string, fp fingerprinter) (cfg *Config, in Inputs, err, inErr error) {
-	cfg = new(Config)
 	src := &Source{File: file, lines: map[string]int{}}
-	err = decodeNode(pt, src, cfg)
-	if err == nil {
-		cfg.Normalize()
-		err = l.Validate(cfg, src)
-	}
+	cfg, err = l.build(pt, src)
 	if err != nil {
 		return nil, nil, err, nil
 	}
 	in, inErr = fp.inputs(cfg, Options{BaseDir: filepath.Dir(file), Data: l.Data})
 	return cfg, in, nil, inErr
 }
-
-// errSaid marks a problem already reported for an earlier grid point.
-var errSaid = errors.New("said before")
 
 // Shard returns the points of shard i of n (0 ≤ i < n): every point whose
 // index is i modulo n. The shards of a grid are disjoint and cover it.

@@ -78,6 +78,13 @@ func Finished(out string, p Point) (*results.Summary, bool) {
 	return s, s != nil
 }
 
+// HasCheckpoint reports whether the point's run folder under out holds a
+// checkpoint to resume from.
+func HasCheckpoint(out string, p Point) bool {
+	fi, err := os.Stat(filepath.Join(out, p.Dir(), CheckpointFile))
+	return err == nil && fi.Mode().IsRegular()
+}
+
 // RunGrid runs the grid's points (those of the selected shard), skipping
 // finished ones and resuming interrupted ones from their checkpoints, then
 // writes index.csv over every point of the grid found under OutDir. A failing
@@ -121,6 +128,9 @@ func RunGrid(ctx context.Context, g *Grid, opts GridOptions) (*GridResult, error
 			go func() {
 				defer wg.Done()
 				for p := range jobs {
+					if ctx.Err() != nil {
+						continue // stopped before this point started: it stays pending
+					}
 					if ev != nil {
 						mu.Lock()
 						ev.Start(p)
@@ -163,6 +173,9 @@ func RunGrid(ctx context.Context, g *Grid, opts GridOptions) (*GridResult, error
 		}
 	feed:
 		for _, p := range todo {
+			if ctx.Err() != nil {
+				break // a worker and the stop may be ready together: stop wins
+			}
 			select {
 			case jobs <- p:
 			case <-ctx.Done():

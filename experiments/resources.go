@@ -33,6 +33,10 @@ type Limits struct {
 	// configuration names no folder (the fingerprints of their inputs are
 	// part of their run IDs); nil: a new datasets.Loader.
 	Data *datasets.Loader
+
+	// populations caches the populations counted for messages (a grid's
+	// points usually share their data); nil: none.
+	populations map[string]int
 }
 
 func (l Limits) memoryBytes() float64 {

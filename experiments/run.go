@@ -301,8 +301,7 @@ func (p *Plan) schedule(ctx context.Context, root rng.Root, opts Options) error 
 		return fmt.Errorf("experiments: participation.cohort: %d clients per round cannot be drawn from the %d clients of the data", pc.Cohort, n)
 	}
 	if d := cfg.Privacy.Delta; cfg.Private() && !cfg.Privacy.AllowLargeDelta && d*float64(n) >= 1 {
-		return fmt.Errorf("experiments: privacy.delta: %g is not below 1/population = 1/%d: a delta that large allows publishing some client's data outright; lower it (e.g. %.0e), or set privacy.allow_large_delta: true to accept it",
-			d, n, math.Pow(10, math.Floor(math.Log10(1/float64(n)))-1))
+		return fmt.Errorf("experiments: privacy.delta: %s", largeDelta(d, n))
 	}
 	planner, err := cfg.planner(n, root, opts.BaseDir)
 	if err != nil {

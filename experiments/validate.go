@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"dpfl/models"
 	"dpfl/participation"
 	"dpfl/privacy"
+	"dpfl/sim/rng"
 )
 
 // Known values of the configuration's kind fields.
@@ -164,9 +166,13 @@ func (l Limits) Validate(c *Config, src *Source) error {
 	}
 	if c.Private() {
 		if c.Privacy.Delta == 0 && src.Line("privacy.delta") == 0 {
-			add("privacy.delta", "required for a private run (a probability in (0, 1), below 1/data.clients)")
+			add("privacy.delta", "required for a private run (a probability in (0, 1), %s)", c.deltaBound(l, src))
 		} else if !(c.Privacy.Delta > 0 && c.Privacy.Delta < 1) {
 			add("privacy.delta", "%v must be in (0, 1)", c.Privacy.Delta)
+		} else if n := addCounts(c.Data.Clients, max(0, c.Audit.Canaries)); !c.Privacy.AllowLargeDelta && c.Data.Clients > 0 && !c.Data.FromData() && c.Privacy.Delta*float64(n) >= 1 {
+			// The population is data.clients (and the canaries): checked
+			// here, with the other problems, rather than when planning.
+			add("privacy.delta", "%s", largeDelta(c.Privacy.Delta, n))
 		}
 	}
 	oneOf("privacy.accountant", c.Privacy.Accountant, privacy.AccountantNames)
@@ -197,7 +203,9 @@ func (l Limits) Validate(c *Config, src *Source) error {
 	c.validateAdaptive(add)
 	c.validateSchedule(add, oneOf)
 	c.validateAudit(add, oneOf, src)
-	positiveInt("eval.every", c.Eval.Every)
+	if c.Rounds > 0 || src.Line("eval.every") > 0 {
+		positiveInt("eval.every", c.Eval.Every) // (its default is rounds/20)
+	}
 	positiveInt("eval.batch", c.Eval.Batch)
 	if v := c.Eval.Validation; !(v >= 0 && v < 1) {
 		add("eval.validation", "%v must be in [0, 1) (the share of the test set held out for validation)", v)
@@ -250,7 +258,7 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 		}
 	default:
 		positiveInt("participation.cohort", p.Cohort)
-		if n := c.Data.Clients + max(0, c.Audit.Canaries); p.Cohort > 0 && c.Data.Clients > 0 && p.Cohort > n {
+		if n := addCounts(c.Data.Clients, max(0, c.Audit.Canaries)); p.Cohort > 0 && c.Data.Clients > 0 && p.Cohort > n {
 			if c.Audit.Canaries > 0 {
 				add("participation.cohort", "%d clients per round cannot be drawn from data.clients = %d and audit.canaries = %d", p.Cohort, c.Data.Clients, c.Audit.Canaries)
 			} else {
@@ -280,6 +288,15 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 	}
 	positive("participation.clock.round_minutes", p.Clock.RoundMinutes)
 	positive("participation.clock.wait_minutes", p.Clock.WaitMinutes)
+	for _, m := range []struct {
+		key string
+		v   float64
+	}{{"round_minutes", p.Clock.RoundMinutes}, {"wait_minutes", p.Clock.WaitMinutes}} {
+		// The clock counts simulated seconds over every round.
+		if secs := 60 * m.v * float64(max(1, c.Rounds)); m.v > 0 && math.IsInf(secs, 0) {
+			add("participation.clock."+m.key, "%v is too long: %d rounds of it overflow the clock's seconds", m.v, c.Rounds)
+		}
+	}
 	if h := p.Clock.StartHour; h < 0 || h >= 24 {
 		add("participation.clock.start_hour", "%v must be in [0, 24)", h)
 	}
@@ -405,6 +422,10 @@ func (c *Config) validateAdaptive(add addFunc) {
 	}
 	if !(sv.Tau > 0) || math.IsInf(sv.Tau, 0) {
 		add("server.tau", "%v must be a positive finite number", sv.Tau)
+	} else if t2 := sv.Tau * sv.Tau; t2 < 0x1p-1022 || math.IsInf(t2, 0) {
+		// v starts at τ²: a square that underflows to 0 (or is subnormal)
+		// or overflows turns the first steps into m/τ or 0.
+		add("server.tau", "%v is out of range: its square, the second moment's initial value, must be a normal float64 (want 1e-150 <= tau <= 1e150)", sv.Tau)
 	}
 	if c.Aggregator.Workload == "server" {
 		add("aggregator.workload", "server optimizes the factorization for SGD with momentum, whose trajectory is linear in the updates; %s is not (use workload prefix)", sv.Optimizer)
@@ -439,4 +460,53 @@ func (c *Config) validateAGD(add addFunc) {
 			add(k.key, "dp-agd chooses its own steps by noisy max (aggregator.max_step): remove it")
 		}
 	}
+}
+
+// deltaBound says how small a delta the population asks for: below one over
+// the population, computed from data.clients or, when the data determines
+// the population and l names a loader, by counting it in the data.
+func (c *Config) deltaBound(l Limits, src *Source) string {
+	n := 0
+	switch {
+	case c.Data.Clients > 0:
+		n = c.Data.Clients
+	case c.Data.FromData() && l.Data != nil:
+		dir := ""
+		if src != nil && src.File != "" {
+			dir = filepath.Dir(src.File)
+		}
+		key := fmt.Sprintf("%s|%+v|%d", dir, c.Data, c.Seed)
+		if m, ok := l.populations[key]; ok {
+			n = m
+		} else {
+			if m, err := population(c, Options{BaseDir: dir, Data: l.Data}, rng.New(c.Seed)); err == nil {
+				n = m
+			}
+			if l.populations != nil {
+				l.populations[key] = n
+			}
+		}
+	}
+	if n > 0 && c.Audit.Canaries > 0 && n <= math.MaxInt-c.Audit.Canaries {
+		n += c.Audit.Canaries
+	}
+	if n <= 0 {
+		return "below 1/population, one over the number of clients the data holds"
+	}
+	return fmt.Sprintf("below 1/%d = %.2g", n, 1/float64(n))
+}
+
+// addCounts is a + b for counts a, b >= 0, saturated at math.MaxInt instead
+// of overflowing.
+func addCounts(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
+}
+
+// largeDelta says why delta is refused for a population of n clients.
+func largeDelta(delta float64, n int) string {
+	return fmt.Sprintf("%g is not below 1/population = 1/%d: a delta that large allows publishing some client's data outright; lower it (e.g. %.0e), or set privacy.allow_large_delta: true to accept it",
+		delta, n, math.Pow(10, math.Floor(math.Log10(1/float64(n)))-1))
 }

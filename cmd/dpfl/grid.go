@@ -239,6 +239,7 @@ type gridDisplay struct {
 	drawn   int // lines drawn last time
 	last    time.Time
 	notices []string
+	out     string // the grid's folder (for the points' checkpoints)
 }
 
 type runLine struct {
@@ -251,7 +252,7 @@ type runLine struct {
 }
 
 func newGridDisplay(w io.Writer, g *experiments.Grid, points []experiments.Point, out string) *gridDisplay {
-	d := &gridDisplay{w: w, g: g, total: len(points), start: time.Now()}
+	d := &gridDisplay{w: w, g: g, total: len(points), start: time.Now(), out: out}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb" {
 			d.tty = true
@@ -308,8 +309,10 @@ func (d *gridDisplay) Done(p experiments.Point, s *results.Summary, err error) {
 	case s != nil:
 		d.done++
 		msg = fmt.Sprintf("%-8s %s  acc %.4f  %s", s.Status, p.ID, s.FinalAccuracy, p.Label(d.g.Varied))
-	case err != nil && errors.Is(err, context.Canceled):
+	case err != nil && errors.Is(err, context.Canceled) && experiments.HasCheckpoint(d.out, p):
 		msg = fmt.Sprintf("stopped  %s  (checkpoint saved)", p.ID)
+	case err != nil && errors.Is(err, context.Canceled):
+		msg = fmt.Sprintf("stopped  %s  (no checkpoint: it starts over when rerun)", p.ID)
 	case errors.Is(err, results.ErrLocked):
 		msg = fmt.Sprintf("elsewhere %s  another process is running it: %s", p.ID, oneLine(err))
 	default:

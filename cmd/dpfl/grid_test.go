@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dpfl/experiments"
 )
 
 func TestGridUsageAndDryRun(t *testing.T) {
@@ -50,5 +53,26 @@ func TestPlotErrors(t *testing.T) {
 	}
 	if code, _, _ := runCLI("plot", "-o", "fig.gif", t.TempDir()); code != exitUsage {
 		t.Fatalf("plot -o gif: exit %d", code)
+	}
+}
+
+// A point stopped before it saved a checkpoint is not reported as having
+// saved one; one whose folder holds a checkpoint is.
+func TestGridStoppedSaysCheckpointOnlyWhenSaved(t *testing.T) {
+	g, err := experiments.LoadGrid("../../experiments/testdata/grid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	var w strings.Builder
+	d := newGridDisplay(&w, g, g.Points, out)
+	p, q := g.Points[0], g.Points[1]
+	os.MkdirAll(filepath.Join(out, q.Dir()), 0o755)
+	os.WriteFile(filepath.Join(out, q.Dir(), experiments.CheckpointFile), []byte("x"), 0o644)
+	d.Done(p, nil, context.Canceled)
+	d.Done(q, nil, context.Canceled)
+	lines := strings.Split(strings.TrimSpace(w.String()), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], "checkpoint saved") || !strings.Contains(lines[1], "checkpoint saved") {
+		t.Errorf("stopped points reported as:\n%s\nwant only the second (with a checkpoint) to say checkpoint saved", w.String())
 	}
 }

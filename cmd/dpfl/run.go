@@ -52,7 +52,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dpfl run: -max-memory %v must be a positive number of GB\n", *maxMem)
 		return exitUsage
 	}
-	lim := experiments.Limits{MemoryGB: *maxMem, Workers: *workers}
+	data := dataLoader()
+	lim := experiments.Limits{MemoryGB: *maxMem, Workers: *workers, Data: data}
 	if !set["workers"] {
 		lim.Workers = 1 // the default is fitted below
 	}
@@ -71,7 +72,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	opts := experiments.Options{OutDir: *out, Workers: *workers, BaseDir: filepath.Dir(path), Log: prefixWriter{"dpfl run: ", stderr},
-		Data: dataLoader(), StrategyCache: strategyCache()}
+		Data: data, StrategyCache: strategyCache()}
 	var bar runBar
 	if !*quiet {
 		bar.w = stderr
