@@ -66,12 +66,16 @@ func WriteCheckpoint(path string, c *Checkpoint) error {
 }
 
 // ReadCheckpoint reads a checkpoint written by WriteCheckpoint. A truncated
-// or corrupt file is an error wrapping ErrBadCheckpoint; a missing file is
-// an error satisfying os.IsNotExist.
+// or corrupt file is an error wrapping ErrBadCheckpoint, and so is a device
+// or FIFO (refused without blocking, see OpenRegular); a missing file is an
+// error satisfying os.IsNotExist.
 func ReadCheckpoint(path string) (*Checkpoint, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFileMax(path, math.MaxInt64)
 	if err != nil {
-		return nil, err
+		if os.IsNotExist(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w %s: %v", ErrBadCheckpoint, path, err)
 	}
 	bad := func(why string) error { return fmt.Errorf("%w %s: %s", ErrBadCheckpoint, path, why) }
 	if bytes.HasPrefix(data, []byte(oldCheckpointMagic)) {

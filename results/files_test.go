@@ -63,9 +63,11 @@ func TestReadSafetensorsHugeFile(t *testing.T) {
 	}
 }
 
-// TestReadSafetensorsNotRegular: a device, a folder and (on Unix, see
-// files_unix_test.go) a FIFO are refused at once, naming the path.
-func TestReadSafetensorsNotRegular(t *testing.T) {
+// TestReadersRefuseSpecialFiles: every reader of a run's files refuses a
+// device, a folder and (on Unix, see files_unix_test.go) a FIFO at once,
+// naming the path, where reading /dev/zero would never end and opening a
+// FIFO would wait for a writer.
+func TestReadersRefuseSpecialFiles(t *testing.T) {
 	paths := []string{t.TempDir()}
 	if _, err := os.Stat(os.DevNull); err == nil {
 		paths = append(paths, os.DevNull)
@@ -80,14 +82,27 @@ func TestReadSafetensorsNotRegular(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), p+" is not a regular file") {
 			t.Errorf("%s: %v", p, err)
 		}
-		returnsWithin(t, 5*time.Second, "ReadFileMax("+p+")", func() { _, err = ReadFileMax(p, 1<<20) })
-		if err == nil || !strings.Contains(err.Error(), p+" is not a regular file") {
-			t.Errorf("ReadFileMax %s: %v", p, err)
+		for name, read := range map[string]func() error{
+			"ReadFileMax":    func() error { _, err := ReadFileMax(p, 1<<20); return err },
+			"ReadSummary":    func() error { _, err := ReadSummary(p); return err },
+			"ReadMetrics":    func() error { _, err := ReadMetrics(p); return err },
+			"ReadCheckpoint": func() error { _, err := ReadCheckpoint(p); return err },
+			"ReadTable":      func() error { _, err := ReadTable(p); return err },
+		} {
+			returnsWithin(t, 5*time.Second, name+"("+p+")", func() { err = read() })
+			if err == nil || !strings.Contains(err.Error(), p+" is not a regular file") {
+				t.Errorf("%s(%s): %v", name, p, err)
+			}
 		}
 	}
 	// A missing file stays recognizable as missing.
 	if _, err := ReadFileMax(filepath.Join(t.TempDir(), "none"), 10); !os.IsNotExist(err) {
 		t.Errorf("missing file: %v", err)
+	}
+	zeros := filepath.Join(t.TempDir(), "metrics.csv")
+	os.WriteFile(zeros, make([]byte, 1<<20), 0o644)
+	if _, err := ReadMetrics(zeros); err == nil || !strings.Contains(err.Error(), "line 1: bufio.Scanner: token too long") {
+		t.Errorf("a metrics.csv of 1 MB of zeros: %v", err)
 	}
 	big := filepath.Join(t.TempDir(), "big")
 	os.WriteFile(big, binary.LittleEndian.AppendUint64(nil, 1), 0o644)
