@@ -160,9 +160,18 @@ func TestModelFileRoundTrip(t *testing.T) {
 	// Another model's configuration does not fit the file.
 	cfg := *ev.Config
 	cfg.Model.Kind, cfg.Model.Hidden = "mlp", []int{8}
-	if _, err := unpackModel(&cfg, 784, 10, ts); err == nil || !strings.Contains(err.Error(), "tensors, model mlp has") {
+	if _, _, _, err := openModel(path, &cfg, res.Summary.RunID, 5); err == nil || !strings.Contains(err.Error(), `a "logreg" model, the run's config.yaml has model.kind mlp`) {
 		t.Fatalf("mlp config accepted the logreg file: %v", err)
 	}
+	meta["model_kind"] = "mlp"
+	mlpFile := filepath.Join(t.TempDir(), results.ModelFile)
+	if err := results.WriteSafetensors(mlpFile, ts, meta); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := openModel(mlpFile, &cfg, res.Summary.RunID, 5); err == nil || !strings.Contains(err.Error(), "tensor 0 is W0 [784 10], model mlp for 784 inputs and 10 classes has W0 [784 8]") {
+		t.Fatalf("mlp config accepted the logreg tensors: %v", err)
+	}
+	meta["model_kind"] = "logreg"
 	// Negative control: one weight changed, the loss changes.
 	ts[1].Data[0] += 1
 	b, _ := results.EncodeSafetensors(ts, meta)

@@ -54,8 +54,11 @@ func identify(cfg *Config, opts Options) (*runDir, error) {
 
 // finished returns the run's summary when the run is complete (or diverged)
 // and its files check out: summary.json has this run ID and these inputs,
-// config.yaml is this configuration, and metrics.csv has exactly the rows of
-// the evaluations through the summary's last round. When summary.json exists
+// config.yaml is this configuration, metrics.csv has exactly the rows of
+// the evaluations through the summary's last round (of a complete run, the
+// last with the summary's final accuracy and loss), and a complete run's
+// model.safetensors is whole and this run's model (openModel: its metadata
+// and tensor shapes; the values are not read). When summary.json exists
 // but fails a check, the error says which (nil summary); when there is no
 // summary, both are nil.
 func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
@@ -96,8 +99,26 @@ func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
 		}
 		err = checkEvalRows(rows, s.Rounds, cfg.Eval.Every, total)
 	}
+	if err == nil && s.Status == "complete" && len(rows) > 0 {
+		// The last row is the final evaluation summary.json reports
+		// (written from the same values): another run's metrics.csv with
+		// the same rounds is not this run's.
+		last := rows[len(rows)-1]
+		if !sameFloat(last.TestAccuracy, s.FinalAccuracy) || !sameFloat(last.TestLoss, s.FinalTestLoss) {
+			err = fmt.Errorf("its last row has test accuracy %v and loss %v, summary.json's final ones are %v and %v", last.TestAccuracy, last.TestLoss, s.FinalAccuracy, s.FinalTestLoss)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("metrics.csv does not match summary.json: %w", err)
+	}
+	if s.Status == "complete" {
+		// A complete run has its model (written before summary.json): it
+		// must be there, whole, and this run's.
+		st, _, _, err := openModel(filepath.Join(rd.dir, results.ModelFile), cfg, rd.id, s.Rounds)
+		if err != nil {
+			return nil, err
+		}
+		st.Close()
 	}
 	if cfg.Audit.Canaries > 0 && s.Status == "complete" {
 		var a AuditRecord
@@ -191,6 +212,9 @@ func checkEvalRows(rows []results.MetricsRow, done, every, total int) error {
 	}
 	return nil
 }
+
+// sameFloat reports whether a and b are equal, or both NaN.
+func sameFloat(a, b float64) bool { return a == b || a != a && b != b }
 
 // roundList is a short display of a list of rounds.
 func roundList(rs []int) string {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"dpfl/datasets"
 	"dpfl/results"
 )
 
@@ -70,12 +71,17 @@ func sameSnapshot(a, b map[string]string) bool {
 // TestFinishedRunIsNotRewritten: running a complete run again trains
 // nothing and touches no file; a complete run whose files disagree (metrics
 // cut to the header, as a killed rewrite used to leave it; another run's
-// summary) is not trusted: it is reported and run again, ending with the
-// same files as the first time.
+// summary or metrics; its model deleted, truncated, or another run's) is
+// not trusted, by Run and by a grid's Finished alike: it is reported and
+// run again, ending with the same metrics and model as the first time.
 func TestFinishedRunIsNotRewritten(t *testing.T) {
-	cfg := loadRun(t, folderRun)
+	// folderRun at a fifth of the clients, the MNIST files read once: the
+	// run is trained eleven times.
+	small := strings.NewReplacer("clients: 1000", "clients: 200", "cohort: 100", "cohort: 20").Replace(folderRun)
+	cfg := loadRun(t, small)
 	out := t.TempDir()
-	first, err := Run(context.Background(), cfg, Options{OutDir: out})
+	data := new(datasets.Loader)
+	first, err := Run(context.Background(), cfg, Options{OutDir: out, Data: data})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +89,17 @@ func TestFinishedRunIsNotRewritten(t *testing.T) {
 		t.Fatal("a fresh run says it was already complete")
 	}
 	wantMetrics, _ := os.ReadFile(filepath.Join(first.Dir, "metrics.csv"))
+	wantModel, _ := os.ReadFile(filepath.Join(first.Dir, results.ModelFile))
+	// Another seed's run: same rounds and evaluations, other numbers.
+	other, err := Run(context.Background(), loadRun(t, strings.Replace(small, "seed: 9", "seed: 10", 1)), Options{OutDir: out, Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
 	before := snapshot(t, first.Dir)
 	time.Sleep(10 * time.Millisecond) // a rewrite would change modification times
 
 	rounds := 0
-	again, err := Run(context.Background(), cfg, Options{OutDir: out, AfterRound: func(RoundReport) { rounds++ }})
+	again, err := Run(context.Background(), cfg, Options{OutDir: out, Data: data, AfterRound: func(RoundReport) { rounds++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +126,18 @@ func TestFinishedRunIsNotRewritten(t *testing.T) {
 			b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
 			os.WriteFile(filepath.Join(dir, "summary.json"), bytes.Replace(b, []byte(p.ID), []byte("0123456789"), 1), 0o644)
 		},
+		"metrics.csv of another run": func(dir string) {
+			b, _ := os.ReadFile(filepath.Join(other.Dir, "metrics.csv"))
+			os.WriteFile(filepath.Join(dir, "metrics.csv"), b, 0o644)
+		},
+		"model deleted": func(dir string) { os.Remove(filepath.Join(dir, results.ModelFile)) },
+		"model truncated": func(dir string) {
+			os.WriteFile(filepath.Join(dir, results.ModelFile), wantModel[:len(wantModel)-4], 0o644)
+		},
+		"model of another run": func(dir string) {
+			b, _ := os.ReadFile(filepath.Join(other.Dir, results.ModelFile))
+			os.WriteFile(filepath.Join(dir, results.ModelFile), b, 0o644)
+		},
 		"config.yaml of another configuration": func(dir string) {
 			b, _ := os.ReadFile(filepath.Join(dir, "config.yaml"))
 			os.WriteFile(filepath.Join(dir, "config.yaml"), bytes.Replace(b, []byte("seed: 9"), []byte("seed: 10"), 1), 0o644)
@@ -125,7 +149,7 @@ func TestFinishedRunIsNotRewritten(t *testing.T) {
 			t.Errorf("%s: Finished still trusts the run", name)
 		}
 		var log bytes.Buffer
-		res, err := Run(context.Background(), cfg, Options{OutDir: out, Log: &log})
+		res, err := Run(context.Background(), cfg, Options{OutDir: out, Data: data, Log: &log})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,6 +158,12 @@ func TestFinishedRunIsNotRewritten(t *testing.T) {
 		}
 		if got, _ := os.ReadFile(filepath.Join(res.Dir, "metrics.csv")); !bytes.Equal(got, wantMetrics) {
 			t.Errorf("%s: metrics after the rerun differ from the first run's:\n%s", name, got)
+		}
+		if got, _ := os.ReadFile(filepath.Join(res.Dir, results.ModelFile)); !bytes.Equal(got, wantModel) {
+			t.Errorf("%s: the model after the rerun differs from the first run's", name)
+		}
+		if _, ok := Finished(out, p); !ok {
+			t.Errorf("%s: Finished does not trust the rerun", name)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,12 +25,17 @@ Prints the test accuracy and loss, and the accuracy the run recorded.
 Flags:
 `
 
+// maxEvalWorkers bounds -workers: each worker holds a model and an
+// evaluation batch's activations (EvaluateRun uses no more workers than the
+// test set has batches).
+const maxEvalWorkers = 1024
+
 // cmdEval evaluates a run's saved model.
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	data := fs.String("data", "", "evaluate on the test set of this run configuration's data section (`CONFIG.yaml`; its relative paths resolved against its folder)")
 	base := fs.String("base", ".", "`DIR` the relative paths of the run's config.yaml are resolved against")
-	workers := fs.Int("workers", 1, "evaluation goroutines (results do not depend on it)")
+	workers := fs.Int("workers", 1, fmt.Sprintf("evaluation goroutines, at most %d (results do not depend on it)", maxEvalWorkers))
 	dirs, code, ok := parseInterleaved(fs, args, evalUsage, stderr)
 	if !ok {
 		return code
@@ -38,18 +44,24 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dpfl eval: want exactly one RUN_DIR argument, got %d (see dpfl eval -h)\n", len(dirs))
 		return exitUsage
 	}
-	if *workers < 1 {
-		fmt.Fprintf(stderr, "dpfl eval: -workers %d must be at least 1\n", *workers)
+	if *workers < 1 || *workers > maxEvalWorkers {
+		fmt.Fprintf(stderr, "dpfl eval: -workers %d must be between 1 and %d\n", *workers, maxEvalWorkers)
 		return exitUsage
 	}
 	dir := dirs[0]
-	if _, err := os.Stat(filepath.Join(dir, results.ModelFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, results.ModelFile)); errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(stderr, "dpfl eval: %s has no %s (only runs that completed save their model)\n", dir, results.ModelFile)
 		return exitFailure
 	}
 	opts := experiments.Options{BaseDir: *base, Data: dataLoader(), Workers: *workers}
 	var other *experiments.Config
 	if *data != "" {
+		f, _, err := results.OpenRegular(*data)
+		if err != nil {
+			fmt.Fprintf(stderr, "dpfl eval: -data: %v\n", err)
+			return exitFailure
+		}
+		f.Close()
 		cfg, _, err := experiments.LoadFile(*data)
 		if err != nil {
 			fmt.Fprintf(stderr, "dpfl eval: -data: invalid config:\n%v\n", err)
