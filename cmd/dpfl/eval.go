@@ -20,7 +20,11 @@ Evaluates the final model a completed run saved (RUN_DIR/model.safetensors) on
 the test set of the run's configuration (RUN_DIR/config.yaml), or with -data on
 the test set of another configuration's data section. Relative paths in the
 run's config.yaml are resolved against -base (default: the current folder).
-Prints the test accuracy and loss, and the accuracy the run recorded.
+Prints the test accuracy and loss, and the accuracy the run recorded. Refuses
+a folder whose files are not one run's (config.yaml and model.safetensors must
+be summary.json's run's), a model file that is not the configured model
+(tensors, shapes, weights that are not finite) and test data the model cannot
+read.
 
 Flags:
 `
