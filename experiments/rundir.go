@@ -52,6 +52,11 @@ func identify(cfg *Config, opts Options) (*runDir, error) {
 	return &runDir{dir: filepath.Join(out, cfg.Name+"-"+id), id: id, inputs: in, cfgYAML: b}, nil
 }
 
+// maxRunFileBytes bounds the config.yaml and audit.json finished reads
+// (a run's are kilobytes): a larger file, a device or a FIFO is not the
+// run's, and is refused without being read (results.ReadFileMax).
+const maxRunFileBytes = 64 << 20
+
 // finished returns the run's summary when the run is complete (or diverged)
 // and its files check out: summary.json has this run ID and these inputs,
 // config.yaml is this configuration, metrics.csv has exactly the rows of
@@ -78,7 +83,7 @@ func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
 		// (dp-agd completes when its budget is spent, at most rounds)
 		return nil, fmt.Errorf("summary.json says complete after %d of %d rounds", s.Rounds, cfg.Rounds)
 	}
-	b, err := os.ReadFile(filepath.Join(rd.dir, "config.yaml"))
+	b, err := results.ReadFileMax(filepath.Join(rd.dir, "config.yaml"), maxRunFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("config.yaml unreadable: %w", err)
 	}
@@ -122,7 +127,7 @@ func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
 	}
 	if cfg.Audit.Canaries > 0 && s.Status == "complete" {
 		var a AuditRecord
-		b, err := os.ReadFile(filepath.Join(rd.dir, AuditFile))
+		b, err := results.ReadFileMax(filepath.Join(rd.dir, AuditFile), maxRunFileBytes)
 		if err == nil {
 			err = json.Unmarshal(b, &a)
 		}

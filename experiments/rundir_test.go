@@ -71,7 +71,8 @@ func sameSnapshot(a, b map[string]string) bool {
 // TestFinishedRunIsNotRewritten: running a complete run again trains
 // nothing and touches no file; a complete run whose files disagree (metrics
 // cut to the header, as a killed rewrite used to leave it; another run's
-// summary or metrics; its model deleted, truncated, or another run's) is
+// summary or metrics; config.yaml a FIFO, which must not block the check;
+// its model deleted, truncated, or another run's) is
 // not trusted, by Run and by a grid's Finished alike: it is reported and
 // run again, ending with the same metrics and model as the first time.
 func TestFinishedRunIsNotRewritten(t *testing.T) {
@@ -137,6 +138,13 @@ func TestFinishedRunIsNotRewritten(t *testing.T) {
 		"model of another run": func(dir string) {
 			b, _ := os.ReadFile(filepath.Join(other.Dir, results.ModelFile))
 			os.WriteFile(filepath.Join(dir, results.ModelFile), b, 0o644)
+		},
+		"config.yaml a FIFO": func(dir string) {
+			os.Remove(filepath.Join(dir, "config.yaml"))
+			if err := mkfifo(filepath.Join(dir, "config.yaml")); err != nil {
+				t.Logf("config.yaml as a FIFO not tried: %v", err)
+				os.WriteFile(filepath.Join(dir, "config.yaml"), nil, 0o644)
+			}
 		},
 		"config.yaml of another configuration": func(dir string) {
 			b, _ := os.ReadFile(filepath.Join(dir, "config.yaml"))
