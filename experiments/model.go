@@ -133,22 +133,31 @@ func openModel(path string, cfg *Config, runID string, rounds int) (st *results.
 	if n := cfg.Model.NumParams(dim, classes); n > total || n <= 0 {
 		return st, 0, 0, fmt.Errorf("%d parameters, model %s for %d inputs and %d classes has %d", total, cfg.Model.Kind, dim, classes, n)
 	}
-	want, err := modelTensors(cfg, dim, classes)
-	if err != nil {
+	if err := checkTensors(cfg, dim, classes, st.Tensors); err != nil {
 		return st, 0, 0, err
 	}
-	for i, w := range want {
-		if i == len(st.Tensors) {
-			return st, 0, 0, fmt.Errorf("%d tensors, model %s has %d (%s %v missing)", len(st.Tensors), cfg.Model.Kind, len(want), w.Name, w.Shape)
-		}
-		if s := st.Tensors[i]; s.Name != w.Name || !slices.Equal(s.Shape, w.Shape) {
-			return st, 0, 0, fmt.Errorf("tensor %d is %s %v, model %s for %d inputs and %d classes has %s %v", i, s.Name, s.Shape, cfg.Model.Kind, dim, classes, w.Name, w.Shape)
-		}
-	}
-	if len(st.Tensors) != len(want) {
-		return st, 0, 0, fmt.Errorf("%d tensors, model %s has %d (%s is not one of its tensors)", len(st.Tensors), cfg.Model.Kind, len(want), st.Tensors[len(want)].Name)
-	}
 	return st, dim, classes, nil
+}
+
+// checkTensors checks that the tensors are those of cfg's model for dim
+// inputs and classes, by name, order and shape.
+func checkTensors(cfg *Config, dim, classes int, ts []results.TensorInfo) error {
+	want, err := modelTensors(cfg, dim, classes)
+	if err != nil {
+		return err
+	}
+	for i, w := range want {
+		if i == len(ts) {
+			return fmt.Errorf("%d tensors, model %s has %d (%s %v missing)", len(ts), cfg.Model.Kind, len(want), w.Name, w.Shape)
+		}
+		if s := ts[i]; s.Name != w.Name || !slices.Equal(s.Shape, w.Shape) {
+			return fmt.Errorf("tensor %d is %s %v, model %s for %d inputs and %d classes has %s %v", i, s.Name, s.Shape, cfg.Model.Kind, dim, classes, w.Name, w.Shape)
+		}
+	}
+	if len(ts) != len(want) {
+		return fmt.Errorf("%d tensors, model %s has %d (%s is not one of its tensors)", len(ts), cfg.Model.Kind, len(want), ts[len(want)].Name)
+	}
+	return nil
 }
 
 // EvaluateRun evaluates the model.safetensors of the completed run in dir on
@@ -205,7 +214,12 @@ func EvaluateRun(ctx context.Context, dir string, data *Config, opts Options) (*
 		return nil, fmt.Errorf("experiments: %s: model %s %s, but %s (dataset %s) is %s", st.Path, cfg.Model.Kind, modelReads(cfg.Model.Text()), testData, cfg.Data.Dataset, dataIs(text))
 	}
 	if f.Train.Dim != dim || f.Train.Classes != classes {
-		return nil, fmt.Errorf("experiments: %s: the model takes %d inputs and %d classes, %s (dataset %s) has %d inputs and %d classes", st.Path, dim, classes, testData, cfg.Data.Dataset, f.Train.Dim, f.Train.Classes)
+		// Other sizes may still fit (an LSTM reads sequences of any
+		// length); the tensors must be those of the model for the data.
+		if err := checkTensors(cfg, f.Train.Dim, f.Train.Classes, st.Tensors); err != nil {
+			return nil, fmt.Errorf("experiments: %s: trained for %d inputs and %d classes, it does not fit %s (dataset %s: %d inputs, %d classes): %w",
+				st.Path, dim, classes, testData, cfg.Data.Dataset, f.Train.Dim, f.Train.Classes, err)
+		}
 	}
 	saved, err := st.Read()
 	if err != nil {
