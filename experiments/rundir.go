@@ -63,7 +63,9 @@ const maxRunFileBytes = 64 << 20
 // the evaluations through the summary's last round (of a complete run, the
 // last with the summary's final accuracy and loss), and a complete run's
 // model.safetensors is whole and this run's model (openModel: its metadata
-// and tensor shapes; the values are not read). When summary.json exists
+// and tensor shapes; the values are not read), unless the folder is a
+// published copy of the record without the model (publishedCopy). When
+// summary.json exists
 // but fails a check, the error says which (nil summary); when there is no
 // summary, both are nil.
 func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
@@ -116,7 +118,7 @@ func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics.csv does not match summary.json: %w", err)
 	}
-	if s.Status == "complete" {
+	if s.Status == "complete" && !publishedCopy(rd.dir) {
 		// A complete run has its model (written before summary.json): it
 		// must be there, whole, and this run's.
 		st, _, _, err := openModel(filepath.Join(rd.dir, results.ModelFile), cfg, rd.id, s.Rounds)
@@ -216,6 +218,20 @@ func checkEvalRows(rows []results.MetricsRow, done, every, total int) error {
 		return fmt.Errorf("rows for %d evaluated rounds %s, want %d through round %d", len(got), roundList(got), len(want), done)
 	}
 	return nil
+}
+
+// publishedCopy reports whether the run folder dir is a copy of a run's
+// record without its model: it has neither model.safetensors nor
+// participation.json, which every run writes when it starts training (the
+// committed runs of results/paper are such copies). A run whose model alone
+// is gone is not one.
+func publishedCopy(dir string) bool {
+	for _, name := range []string{results.ModelFile, "participation.json"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameFloat reports whether a and b are equal, or both NaN.

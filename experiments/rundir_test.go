@@ -174,6 +174,57 @@ func TestFinishedRunIsNotRewritten(t *testing.T) {
 			t.Errorf("%s: Finished does not trust the rerun", name)
 		}
 	}
+	// A published copy of the record (config.yaml, metrics.csv,
+	// summary.json, as results/paper commits runs) is trusted without its
+	// model; without participation.json but with a broken model, it is not.
+	os.Remove(filepath.Join(first.Dir, "participation.json"))
+	os.WriteFile(filepath.Join(first.Dir, results.ModelFile), wantModel[:100], 0o644)
+	if _, ok := Finished(out, p); ok {
+		t.Error("a truncated model is trusted once participation.json is gone")
+	}
+	os.Remove(filepath.Join(first.Dir, results.ModelFile))
+	if _, ok := Finished(out, p); !ok {
+		t.Error("a published copy of the record (no model, no participation.json) is not trusted")
+	}
+}
+
+// TestCommittedRunsFinished: a committed run of each reproduction under
+// results/paper (a published copy: no model file) is a finished run of its
+// configuration, so a grid over the folder reruns nothing and its index
+// re-renders as committed.
+func TestCommittedRunsFinished(t *testing.T) {
+	grids, err := filepath.Glob(filepath.Join("..", "results", "paper", "*", "index.csv"))
+	if err != nil || len(grids) == 0 {
+		t.Fatalf("no committed grids (%v)", err)
+	}
+	for _, idx := range grids {
+		runs, _ := filepath.Glob(filepath.Join(filepath.Dir(idx), "*", "summary.json"))
+		if len(runs) == 0 {
+			continue
+		}
+		dir := filepath.Dir(runs[0])
+		b, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := Load(b, "config.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		s, err := results.ReadSummary(runs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := Point{ID: s.RunID, Config: cfg, Inputs: s.Inputs}
+		if p.Dir() != filepath.Base(dir) {
+			t.Fatalf("%s: point folder %s", dir, p.Dir())
+		}
+		if _, ok := Finished(filepath.Dir(dir), p); !ok {
+			rd := &runDir{dir: dir, id: p.ID, inputs: p.Inputs}
+			_, why := rd.finished(cfg)
+			t.Errorf("%s: not finished: %v", dir, why)
+		}
+	}
 }
 
 // TestRunFolderIsOwnedByOneProcess: while another owner holds the folder's
