@@ -79,6 +79,11 @@ func checkRegular(path string) error {
 	return f.Close()
 }
 
+// maxCheckActivation bounds the memory of one example's activations in
+// the model openModel builds from a file's metadata (a real run's take
+// kilobytes to a few megabytes).
+const maxCheckActivation = 1 << 30
+
 // openModel opens the model file of the run runID of cfg, after rounds
 // rounds, and checks its header against them before any tensor's values
 // are read: the metadata's run ID, model kind, name and rounds, and the
@@ -129,9 +134,16 @@ func openModel(path string, cfg *Config, runID string, rounds int) (st *results.
 	if classes, err = meta("classes"); err != nil {
 		return st, 0, 0, err
 	}
-	// The model built for the metadata's sizes is no larger than the file.
+	// The model for the metadata's sizes (built to compare its tensors)
+	// has no more parameters than the file, and sizes no run has are
+	// refused: one example's activations (an LSTM's grow with the sequence
+	// length, which its tensors do not show) must fit in
+	// maxCheckActivation.
 	if n := cfg.Model.NumParams(dim, classes); n > total || n <= 0 {
 		return st, 0, 0, fmt.Errorf("%d parameters, model %s for %d inputs and %d classes has %d", total, cfg.Model.Kind, dim, classes, n)
+	}
+	if a := cfg.Model.Estimate(float64(dim), float64(classes)).ActivationBytes; a > maxCheckActivation {
+		return st, 0, 0, fmt.Errorf("metadata input_dim %d and classes %d: model %s would take %.3g bytes per example", dim, classes, cfg.Model.Kind, a)
 	}
 	if err := checkTensors(cfg, dim, classes, st.Tensors); err != nil {
 		return st, 0, 0, err
