@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 
 	"dpfl/datasets"
 	"dpfl/models"
@@ -151,12 +152,24 @@ func openModel(path string, cfg *Config, runID string, rounds int) (st *results.
 	return st, dim, classes, nil
 }
 
+// tensorLists memoizes the tensor lists checkTensors compares with, by
+// model and sizes: a grid checks every point's model file each time it
+// rewrites its index, and building a model takes milliseconds.
+var tensorLists sync.Map // string -> []models.Tensor
+
 // checkTensors checks that the tensors are those of cfg's model for dim
 // inputs and classes, by name, order and shape.
 func checkTensors(cfg *Config, dim, classes int, ts []results.TensorInfo) error {
-	want, err := modelTensors(cfg, dim, classes)
-	if err != nil {
-		return err
+	key := fmt.Sprintf("%#v %d %d", cfg.Model, dim, classes)
+	var want []models.Tensor
+	if v, ok := tensorLists.Load(key); ok {
+		want = v.([]models.Tensor)
+	} else {
+		var err error
+		if want, err = modelTensors(cfg, dim, classes); err != nil {
+			return err
+		}
+		tensorLists.Store(key, want)
 	}
 	for i, w := range want {
 		if i == len(ts) {
