@@ -312,15 +312,18 @@ func ReadMetrics(path string) ([]MetricsRow, error) {
 	var recs [][]string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, maxMetricsLine)
-	for sc.Scan() {
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue // as encoding/csv skips empty lines
+		}
 		// Metrics writes numbers and a header without commas in a field,
 		// quotes or line breaks: a line is a record.
 		rec, err := csv.NewReader(bytes.NewReader(sc.Bytes())).Read()
 		if err != nil {
-			return nil, fmt.Errorf("results: %s line %d: %w", path, len(recs)+1, err)
+			return nil, fmt.Errorf("results: %s line %d: %w", path, line, err)
 		}
 		if len(recs) > 0 && len(rec) != len(recs[0]) {
-			return nil, fmt.Errorf("results: %s line %d: %d fields, the header has %d", path, len(recs)+1, len(rec), len(recs[0]))
+			return nil, fmt.Errorf("results: %s line %d: %d fields, the header has %d", path, line, len(rec), len(recs[0]))
 		}
 		recs = append(recs, rec)
 	}
