@@ -255,7 +255,8 @@ func TestRunFolderIsOwnedByOneProcess(t *testing.T) {
 
 // TestGridTwoProcessesSameShard: two grid invocations on the same folder at
 // once (a resubmitted array task) train every point exactly once between
-// them.
+// them; a third, after a point's model file is deleted, trains that point
+// again.
 func TestGridTwoProcessesSameShard(t *testing.T) {
 	g := smallGrid(t, t.TempDir())
 	out := t.TempDir()
@@ -285,6 +286,18 @@ func TestGridTwoProcessesSameShard(t *testing.T) {
 	idx, _ := os.ReadFile(filepath.Join(out, "index.csv"))
 	if strings.Count(string(idx), ",complete,") != len(g.Points) {
 		t.Errorf("index after both invocations:\n%s", idx)
+	}
+	// A point whose model file is deleted is rerun by the grid (the same
+	// completion check as dpfl run's), to the same model.
+	model := filepath.Join(out, g.Points[1].Dir(), results.ModelFile)
+	want, _ := os.ReadFile(model)
+	os.Remove(model)
+	again, err := RunGrid(context.Background(), g, GridOptions{OutDir: out, Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(model); again.Ran != 1 || again.Skipped != len(g.Points)-1 || !bytes.Equal(got, want) {
+		t.Errorf("after deleting a model: ran %d, skipped %d (want 1 and %d), same model %v", again.Ran, again.Skipped, len(g.Points)-1, bytes.Equal(got, want))
 	}
 }
 
