@@ -65,9 +65,8 @@ const maxRunFileBytes = 64 << 20
 // model.safetensors is whole and this run's model (openModel: its metadata
 // and tensor shapes; the values are not read), unless the folder is a
 // published copy of the record without the model (publishedCopy). When
-// summary.json exists
-// but fails a check, the error says which (nil summary); when there is no
-// summary, both are nil.
+// summary.json exists but fails a check, the error says which (nil
+// summary); when there is no summary, both are nil.
 func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
 	s, err := results.ReadSummary(filepath.Join(rd.dir, "summary.json"))
 	switch {
