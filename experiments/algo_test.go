@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"dpfl/aggregators"
+	"dpfl/models"
 	"dpfl/results"
 )
 
@@ -160,9 +162,18 @@ func TestModelFileRoundTrip(t *testing.T) {
 	// Another model's configuration does not fit the file.
 	cfg := *ev.Config
 	cfg.Model.Kind, cfg.Model.Hidden = "mlp", []int{8}
-	if _, err := unpackModel(&cfg, 784, 10, ts); err == nil || !strings.Contains(err.Error(), "tensors, model mlp has") {
+	if _, _, _, err := openModel(path, &cfg, res.Summary.RunID, 5); err == nil || !strings.Contains(err.Error(), `a "logreg" model, the run's config.yaml has model.kind mlp`) {
 		t.Fatalf("mlp config accepted the logreg file: %v", err)
 	}
+	meta["model_kind"] = "mlp"
+	mlpFile := filepath.Join(t.TempDir(), results.ModelFile)
+	if err := results.WriteSafetensors(mlpFile, ts, meta); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := openModel(mlpFile, &cfg, res.Summary.RunID, 5); err == nil || !strings.Contains(err.Error(), "tensor 0 is W0 [784 10], model mlp for 784 inputs and 10 classes has W0 [784 8]") {
+		t.Fatalf("mlp config accepted the logreg tensors: %v", err)
+	}
+	meta["model_kind"] = "logreg"
 	// Negative control: one weight changed, the loss changes.
 	ts[1].Data[0] += 1
 	b, _ := results.EncodeSafetensors(ts, meta)
@@ -175,5 +186,54 @@ func TestModelFileRoundTrip(t *testing.T) {
 	}
 	if ev2.Loss == ev.Loss {
 		t.Fatal("a perturbed model evaluates the same")
+	}
+}
+
+// TestModelFileForgedSizes: a model file whose metadata is the run's but
+// whose sizes are not (an LSTM's sequence length of 150,000, which the
+// tensors do not show) is refused from the header, before a model of that
+// size is built to compare tensors with.
+func TestModelFileForgedSizes(t *testing.T) {
+	cfg := &Config{Name: "t", Model: models.Spec{Kind: "lstm"}}
+	want, err := modelTensors(cfg, 80, 1004)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []results.Tensor
+	total := 0
+	for _, w := range want {
+		n := 1
+		for _, d := range w.Shape {
+			n *= d
+		}
+		total += n
+		ts = append(ts, results.Tensor{Name: w.Name, Shape: w.Shape, Data: make([]float32, n)})
+	}
+	meta := map[string]string{"run_id": "0123456789", "name": "t", "model_kind": "lstm", "rounds": "3", "input_dim": "80", "classes": "1004"}
+	path := filepath.Join(t.TempDir(), results.ModelFile)
+	if err := results.WriteSafetensors(path, ts, meta); err != nil {
+		t.Fatal(err)
+	}
+	st, _, _, err := openModel(path, cfg, "0123456789", 3)
+	if err != nil {
+		t.Fatalf("the file as written: %v", err)
+	}
+	st.Close()
+	if total < 150000 {
+		t.Fatalf("%d parameters: the forged length below must be within them", total)
+	}
+	meta["input_dim"] = "150000"
+	if err := results.WriteSafetensors(path, ts, meta); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := openModel(path, cfg, "0123456789", 3); err == nil || !strings.Contains(err.Error(), "metadata input_dim 150000 and classes 1004: model lstm would take") {
+		t.Fatalf("a sequence length of 150,000: %v", err)
+	}
+	meta["input_dim"] = strconv.Itoa(total + 1)
+	if err := results.WriteSafetensors(path, ts, meta); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := openModel(path, cfg, "0123456789", 3); err == nil || !strings.Contains(err.Error(), "is not a size for") {
+		t.Fatalf("an input_dim above the parameter count: %v", err)
 	}
 }

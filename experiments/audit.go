@@ -5,7 +5,6 @@ import (
 	"encoding/gob"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -402,7 +401,7 @@ func (au *auditor) save(dir string) error {
 // load restores the statistics saved after round; it reports whether they
 // were there and matched.
 func (au *auditor) load(dir string, round int) bool {
-	b, err := os.ReadFile(filepath.Join(dir, auditStateFile))
+	b, err := results.ReadFileMax(filepath.Join(dir, auditStateFile), math.MaxInt64) // a regular file (not a FIFO)
 	if err != nil {
 		return false
 	}

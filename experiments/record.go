@@ -84,7 +84,7 @@ func (p *Plan) newRecorder(rd *runDir, opts Options, spec *sim.Spec, aud *audito
 // out, keeping those rows.
 func (r *recorder) resume() {
 	cfg, dir := r.p.Config, r.rd.dir
-	ck := loadCheckpoint(r.ckpt, r.rd.id, r.opts.Log)
+	ck := loadCheckpoint(r.ckpt, r.rd.id, cfg.Model.NumParams(r.p.Data.Train.Dim, r.p.Data.Train.Classes), r.opts.Log)
 	if ck == nil {
 		return
 	}

@@ -573,10 +573,10 @@ func (p *Plan) simSpec(opts Options) (sim.Spec, error) {
 // only while the run is unfinished.
 const CheckpointFile = "checkpoint.bin"
 
-// loadCheckpoint returns the run's checkpoint, or nil when there is none or
-// it cannot be used (said on log).
-func loadCheckpoint(path, id string, log io.Writer) *results.Checkpoint {
-	ck, err := results.ReadCheckpoint(path)
+// loadCheckpoint returns the run's checkpoint of a model of params
+// parameters, or nil when there is none or it cannot be used (said on log).
+func loadCheckpoint(path, id string, params int, log io.Writer) *results.Checkpoint {
+	ck, err := results.ReadCheckpointFor(path, params)
 	switch {
 	case os.IsNotExist(err):
 		return nil

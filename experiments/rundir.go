@@ -58,12 +58,21 @@ func identifyContext(ctx context.Context, cfg *Config, opts Options) (*runDir, e
 	return &runDir{dir: filepath.Join(out, cfg.Name+"-"+id), id: id, inputs: in, cfgYAML: b}, nil
 }
 
+// maxRunFileBytes bounds the config.yaml and audit.json finished reads
+// (a run's are kilobytes): a larger file, a device or a FIFO is not the
+// run's, and is refused without being read (results.ReadFileMax).
+const maxRunFileBytes = 64 << 20
+
 // finished returns the run's summary when the run is complete (or diverged)
 // and its files check out: summary.json has this run ID and these inputs,
-// config.yaml is this configuration, and metrics.csv has exactly the rows of
-// the evaluations through the summary's last round. When summary.json exists
-// but fails a check, the error says which (nil summary); when there is no
-// summary, both are nil.
+// config.yaml is this configuration, metrics.csv has exactly the rows of
+// the evaluations through the summary's last round (of a complete run, the
+// last with the summary's final accuracy and loss), and a complete run's
+// model.safetensors is whole and this run's model (openModel: its metadata
+// and tensor shapes; the values are not read), unless the folder is a
+// published copy of the record without the model (publishedCopy). When
+// summary.json exists but fails a check, the error says which (nil
+// summary); when there is no summary, both are nil.
 func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
 	s, err := results.ReadSummary(filepath.Join(rd.dir, "summary.json"))
 	switch {
@@ -81,7 +90,7 @@ func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
 		// (dp-agd completes when its budget is spent, at most rounds)
 		return nil, fmt.Errorf("summary.json says complete after %d of %d rounds", s.Rounds, cfg.Rounds)
 	}
-	b, err := os.ReadFile(filepath.Join(rd.dir, "config.yaml"))
+	b, err := results.ReadFileMax(filepath.Join(rd.dir, "config.yaml"), maxRunFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("config.yaml unreadable: %w", err)
 	}
@@ -102,12 +111,30 @@ func (rd *runDir) finished(cfg *Config) (*results.Summary, error) {
 		}
 		err = checkEvalRows(rows, s.Rounds, cfg.Eval.Every, total)
 	}
+	if err == nil && s.Status == "complete" && len(rows) > 0 {
+		// The last row is the final evaluation summary.json reports
+		// (written from the same values): another run's metrics.csv with
+		// the same rounds is not this run's.
+		last := rows[len(rows)-1]
+		if !sameFloat(last.TestAccuracy, s.FinalAccuracy) || !sameFloat(last.TestLoss, s.FinalTestLoss) {
+			err = fmt.Errorf("its last row has test accuracy %v and loss %v, summary.json's final ones are %v and %v", last.TestAccuracy, last.TestLoss, s.FinalAccuracy, s.FinalTestLoss)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("metrics.csv does not match summary.json: %w", err)
 	}
+	if s.Status == "complete" && !publishedCopy(rd.dir) {
+		// A complete run has its model (written before summary.json): it
+		// must be there, whole, and this run's.
+		st, _, _, err := openModel(filepath.Join(rd.dir, results.ModelFile), cfg, rd.id, s.Rounds)
+		if err != nil {
+			return nil, err
+		}
+		st.Close()
+	}
 	if cfg.Audit.Canaries > 0 && s.Status == "complete" {
 		var a AuditRecord
-		b, err := os.ReadFile(filepath.Join(rd.dir, AuditFile))
+		b, err := results.ReadFileMax(filepath.Join(rd.dir, AuditFile), maxRunFileBytes)
 		if err == nil {
 			err = json.Unmarshal(b, &a)
 		}
@@ -197,6 +224,23 @@ func checkEvalRows(rows []results.MetricsRow, done, every, total int) error {
 	}
 	return nil
 }
+
+// publishedCopy reports whether the run folder dir is a copy of a run's
+// record without its model: it has neither model.safetensors nor
+// participation.json, which every run writes when it starts training (the
+// committed runs of results/paper are such copies). A run whose model alone
+// is gone is not one.
+func publishedCopy(dir string) bool {
+	for _, name := range []string{results.ModelFile, "participation.json"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameFloat reports whether a and b are equal, or both NaN.
+func sameFloat(a, b float64) bool { return a == b || a != a && b != b }
 
 // roundList is a short display of a list of rounds.
 func roundList(rs []int) string {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"dpfl/datasets"
 	"dpfl/results"
 )
 
@@ -70,12 +71,18 @@ func sameSnapshot(a, b map[string]string) bool {
 // TestFinishedRunIsNotRewritten: running a complete run again trains
 // nothing and touches no file; a complete run whose files disagree (metrics
 // cut to the header, as a killed rewrite used to leave it; another run's
-// summary) is not trusted: it is reported and run again, ending with the
-// same files as the first time.
+// summary or metrics; config.yaml a FIFO, which must not block the check;
+// its model deleted, truncated, or another run's) is
+// not trusted, by Run and by a grid's Finished alike: it is reported and
+// run again, ending with the same metrics and model as the first time.
 func TestFinishedRunIsNotRewritten(t *testing.T) {
-	cfg := loadRun(t, folderRun)
+	// folderRun at a fifth of the clients, the MNIST files read once: the
+	// run is trained eleven times.
+	small := strings.NewReplacer("clients: 1000", "clients: 200", "cohort: 100", "cohort: 20").Replace(folderRun)
+	cfg := loadRun(t, small)
 	out := t.TempDir()
-	first, err := Run(context.Background(), cfg, Options{OutDir: out})
+	data := new(datasets.Loader)
+	first, err := Run(context.Background(), cfg, Options{OutDir: out, Data: data})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +90,17 @@ func TestFinishedRunIsNotRewritten(t *testing.T) {
 		t.Fatal("a fresh run says it was already complete")
 	}
 	wantMetrics, _ := os.ReadFile(filepath.Join(first.Dir, "metrics.csv"))
+	wantModel, _ := os.ReadFile(filepath.Join(first.Dir, results.ModelFile))
+	// Another seed's run: same rounds and evaluations, other numbers.
+	other, err := Run(context.Background(), loadRun(t, strings.Replace(small, "seed: 9", "seed: 10", 1)), Options{OutDir: out, Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
 	before := snapshot(t, first.Dir)
 	time.Sleep(10 * time.Millisecond) // a rewrite would change modification times
 
 	rounds := 0
-	again, err := Run(context.Background(), cfg, Options{OutDir: out, AfterRound: func(RoundReport) { rounds++ }})
+	again, err := Run(context.Background(), cfg, Options{OutDir: out, Data: data, AfterRound: func(RoundReport) { rounds++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +127,25 @@ func TestFinishedRunIsNotRewritten(t *testing.T) {
 			b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
 			os.WriteFile(filepath.Join(dir, "summary.json"), bytes.Replace(b, []byte(p.ID), []byte("0123456789"), 1), 0o644)
 		},
+		"metrics.csv of another run": func(dir string) {
+			b, _ := os.ReadFile(filepath.Join(other.Dir, "metrics.csv"))
+			os.WriteFile(filepath.Join(dir, "metrics.csv"), b, 0o644)
+		},
+		"model deleted": func(dir string) { os.Remove(filepath.Join(dir, results.ModelFile)) },
+		"model truncated": func(dir string) {
+			os.WriteFile(filepath.Join(dir, results.ModelFile), wantModel[:len(wantModel)-4], 0o644)
+		},
+		"model of another run": func(dir string) {
+			b, _ := os.ReadFile(filepath.Join(other.Dir, results.ModelFile))
+			os.WriteFile(filepath.Join(dir, results.ModelFile), b, 0o644)
+		},
+		"config.yaml a FIFO": func(dir string) {
+			os.Remove(filepath.Join(dir, "config.yaml"))
+			if err := mkfifo(filepath.Join(dir, "config.yaml")); err != nil {
+				t.Logf("config.yaml as a FIFO not tried: %v", err)
+				os.WriteFile(filepath.Join(dir, "config.yaml"), nil, 0o644)
+			}
+		},
 		"config.yaml of another configuration": func(dir string) {
 			b, _ := os.ReadFile(filepath.Join(dir, "config.yaml"))
 			os.WriteFile(filepath.Join(dir, "config.yaml"), bytes.Replace(b, []byte("seed: 9"), []byte("seed: 10"), 1), 0o644)
@@ -125,7 +157,7 @@ func TestFinishedRunIsNotRewritten(t *testing.T) {
 			t.Errorf("%s: Finished still trusts the run", name)
 		}
 		var log bytes.Buffer
-		res, err := Run(context.Background(), cfg, Options{OutDir: out, Log: &log})
+		res, err := Run(context.Background(), cfg, Options{OutDir: out, Data: data, Log: &log})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,6 +166,63 @@ func TestFinishedRunIsNotRewritten(t *testing.T) {
 		}
 		if got, _ := os.ReadFile(filepath.Join(res.Dir, "metrics.csv")); !bytes.Equal(got, wantMetrics) {
 			t.Errorf("%s: metrics after the rerun differ from the first run's:\n%s", name, got)
+		}
+		if got, _ := os.ReadFile(filepath.Join(res.Dir, results.ModelFile)); !bytes.Equal(got, wantModel) {
+			t.Errorf("%s: the model after the rerun differs from the first run's", name)
+		}
+		if _, ok := Finished(out, p); !ok {
+			t.Errorf("%s: Finished does not trust the rerun", name)
+		}
+	}
+	// A published copy of the record (config.yaml, metrics.csv,
+	// summary.json, as results/paper commits runs) is trusted without its
+	// model; without participation.json but with a broken model, it is not.
+	os.Remove(filepath.Join(first.Dir, "participation.json"))
+	os.WriteFile(filepath.Join(first.Dir, results.ModelFile), wantModel[:100], 0o644)
+	if _, ok := Finished(out, p); ok {
+		t.Error("a truncated model is trusted once participation.json is gone")
+	}
+	os.Remove(filepath.Join(first.Dir, results.ModelFile))
+	if _, ok := Finished(out, p); !ok {
+		t.Error("a published copy of the record (no model, no participation.json) is not trusted")
+	}
+}
+
+// TestCommittedRunsFinished: a committed run of each reproduction under
+// results/paper (a published copy: no model file) is a finished run of its
+// configuration, so a grid over the folder reruns nothing and its index
+// re-renders as committed.
+func TestCommittedRunsFinished(t *testing.T) {
+	grids, err := filepath.Glob(filepath.Join("..", "results", "paper", "*", "index.csv"))
+	if err != nil || len(grids) == 0 {
+		t.Fatalf("no committed grids (%v)", err)
+	}
+	for _, idx := range grids {
+		runs, _ := filepath.Glob(filepath.Join(filepath.Dir(idx), "*", "summary.json"))
+		if len(runs) == 0 {
+			continue
+		}
+		dir := filepath.Dir(runs[0])
+		b, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := Load(b, "config.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		s, err := results.ReadSummary(runs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := Point{ID: s.RunID, Config: cfg, Inputs: s.Inputs}
+		if p.Dir() != filepath.Base(dir) {
+			t.Fatalf("%s: point folder %s", dir, p.Dir())
+		}
+		if _, ok := Finished(filepath.Dir(dir), p); !ok {
+			rd := &runDir{dir: dir, id: p.ID, inputs: p.Inputs}
+			_, why := rd.finished(cfg)
+			t.Errorf("%s: not finished: %v", dir, why)
 		}
 	}
 }
@@ -166,7 +255,8 @@ func TestRunFolderIsOwnedByOneProcess(t *testing.T) {
 
 // TestGridTwoProcessesSameShard: two grid invocations on the same folder at
 // once (a resubmitted array task) train every point exactly once between
-// them.
+// them; a third, after a point's model file is deleted, trains that point
+// again.
 func TestGridTwoProcessesSameShard(t *testing.T) {
 	g := smallGrid(t, t.TempDir())
 	out := t.TempDir()
@@ -196,6 +286,18 @@ func TestGridTwoProcessesSameShard(t *testing.T) {
 	idx, _ := os.ReadFile(filepath.Join(out, "index.csv"))
 	if strings.Count(string(idx), ",complete,") != len(g.Points) {
 		t.Errorf("index after both invocations:\n%s", idx)
+	}
+	// A point whose model file is deleted is rerun by the grid (the same
+	// completion check as dpfl run's), to the same model.
+	model := filepath.Join(out, g.Points[1].Dir(), results.ModelFile)
+	want, _ := os.ReadFile(model)
+	os.Remove(model)
+	again, err := RunGrid(context.Background(), g, GridOptions{OutDir: out, Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(model); again.Ran != 1 || again.Skipped != len(g.Points)-1 || !bytes.Equal(got, want) {
+		t.Errorf("after deleting a model: ran %d, skipped %d (want 1 and %d), same model %v", again.Ran, again.Skipped, len(g.Points)-1, bytes.Equal(got, want))
 	}
 }
 

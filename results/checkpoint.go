@@ -66,12 +66,33 @@ func WriteCheckpoint(path string, c *Checkpoint) error {
 }
 
 // ReadCheckpoint reads a checkpoint written by WriteCheckpoint. A truncated
-// or corrupt file is an error wrapping ErrBadCheckpoint; a missing file is
-// an error satisfying os.IsNotExist.
+// or corrupt file is an error wrapping ErrBadCheckpoint, and so is a device
+// or FIFO (refused without blocking, see OpenRegular); a missing file is an
+// error satisfying os.IsNotExist.
 func ReadCheckpoint(path string) (*Checkpoint, error) {
-	data, err := os.ReadFile(path)
+	return ReadCheckpointFor(path, -1)
+}
+
+// CheckpointMaxBytes bounds the size of the checkpoint of a model of
+// params parameters: the parameters (float32), a server optimizer's state
+// of up to two float64 values per parameter, and room for the run ID, the
+// fields and an aggregator's few values.
+func CheckpointMaxBytes(params int) int64 { return 1<<16 + 20*int64(params) }
+
+// ReadCheckpointFor is ReadCheckpoint for a model of params parameters
+// (negative: any): a larger file (CheckpointMaxBytes) is refused before it
+// is read.
+func ReadCheckpointFor(path string, params int) (*Checkpoint, error) {
+	max := int64(math.MaxInt64)
+	if params >= 0 {
+		max = CheckpointMaxBytes(params)
+	}
+	data, err := ReadFileMax(path, max)
 	if err != nil {
-		return nil, err
+		if os.IsNotExist(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w %s: %v", ErrBadCheckpoint, path, err)
 	}
 	bad := func(why string) error { return fmt.Errorf("%w %s: %s", ErrBadCheckpoint, path, why) }
 	if bytes.HasPrefix(data, []byte(oldCheckpointMagic)) {

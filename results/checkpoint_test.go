@@ -58,3 +58,36 @@ func TestCheckpointAggregatorState(t *testing.T) {
 		t.Fatalf("%v %+v", err, got)
 	}
 }
+
+// TestCheckpointSizeBounded: a checkpoint with the largest state a model of
+// its size has (two float64 values per parameter, as Adam keeps, and an
+// aggregator's value) is within CheckpointMaxBytes and is read; the same
+// file grown to 10 GB (sparse) is refused before it is read, allocating
+// next to nothing; one that is a device is a bad checkpoint, not a hang.
+func TestCheckpointSizeBounded(t *testing.T) {
+	params := 1000
+	c := &Checkpoint{RunID: "0123456789", Round: 3, Params: make([]float32, params), Momentum: make([]float64, 2*params), Aggregator: []float64{1}}
+	path := filepath.Join(t.TempDir(), "checkpoint.bin")
+	if err := WriteCheckpoint(path, c); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Size() > CheckpointMaxBytes(params) {
+		t.Fatalf("a %d-byte checkpoint is over the bound %d", st.Size(), CheckpointMaxBytes(params))
+	}
+	if got, err := ReadCheckpointFor(path, params); err != nil || len(got.Momentum) != 2*params {
+		t.Fatalf("%v", err)
+	}
+	if err := os.Truncate(path, 10<<30); err != nil {
+		t.Skipf("no sparse 10 GB file here: %v", err)
+	}
+	var err error
+	if got := allocated(func() { _, err = ReadCheckpointFor(path, params) }); got > 1<<20 {
+		t.Fatalf("a 10 GB checkpoint allocated %d bytes", got)
+	}
+	if !errors.Is(err, ErrBadCheckpoint) || !strings.Contains(err.Error(), "more than the") {
+		t.Fatalf("a 10 GB checkpoint: %v", err)
+	}
+	if _, err := ReadCheckpoint(os.DevNull); !errors.Is(err, ErrBadCheckpoint) || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("%s: %v", os.DevNull, err)
+	}
+}

@@ -30,9 +30,11 @@
 package results
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -273,11 +275,19 @@ func (s Summary) MarshalJSON() ([]byte, error) { return summaryForm.Marshal(&s) 
 // UnmarshalJSON reads summary.json's form.
 func (s *Summary) UnmarshalJSON(b []byte) error { return summaryForm.Unmarshal(b, s) }
 
-// ReadSummary reads a summary.json.
+// maxSummaryBytes bounds the summary.json a reader accepts (a run's is a
+// few kilobytes).
+const maxSummaryBytes = 16 << 20
+
+// ReadSummary reads a summary.json (a regular file: a device or FIFO is
+// refused without blocking, see OpenRegular).
 func ReadSummary(path string) (*Summary, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFileMax(path, maxSummaryBytes)
 	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("results: %w", err)
+		}
+		return nil, err
 	}
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
@@ -286,16 +296,39 @@ func ReadSummary(path string) (*Summary, error) {
 	return &s, nil
 }
 
-// ReadMetrics reads the rows of a metrics.csv written by Metrics.
+// maxMetricsLine bounds a line of metrics.csv (a row is about 150 bytes).
+const maxMetricsLine = 64 << 10
+
+// ReadMetrics reads the rows of a metrics.csv written by Metrics (a regular
+// file, see OpenRegular). Its lines are read one at a time, each at most
+// maxMetricsLine bytes, so a file that is not a metrics table (zeros, one
+// endless line) is refused without being held in memory.
 func ReadMetrics(path string) ([]MetricsRow, error) {
-	f, err := os.Open(path)
+	f, _, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("results: %s: %w", path, err)
+	var recs [][]string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, maxMetricsLine)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue // as encoding/csv skips empty lines
+		}
+		// Metrics writes numbers and a header without commas in a field,
+		// quotes or line breaks: a line is a record.
+		rec, err := csv.NewReader(bytes.NewReader(sc.Bytes())).Read()
+		if err != nil {
+			return nil, fmt.Errorf("results: %s line %d: %w", path, line, err)
+		}
+		if len(recs) > 0 && len(rec) != len(recs[0]) {
+			return nil, fmt.Errorf("results: %s line %d: %d fields, the header has %d", path, line, len(rec), len(recs[0]))
+		}
+		recs = append(recs, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("results: %s line %d: %w", path, len(recs)+1, err)
 	}
 	if len(recs) == 0 || len(recs[0]) < len(MetricsHeader) || recs[0][0] != MetricsHeader[0] || !strings.HasPrefix(recs[0][4], "epsilon") {
 		return nil, fmt.Errorf("results: %s: not a metrics table", path)
@@ -347,11 +380,15 @@ type Table struct {
 	col    map[string]int
 }
 
-// ReadTable reads a CSV file with a header line.
+// ReadTable reads a CSV file with a header line (a regular file, see
+// OpenRegular).
 func ReadTable(path string) (*Table, error) {
-	f, err := os.Open(path)
+	f, _, err := OpenRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("results: %w", err)
+		}
+		return nil, err
 	}
 	defer f.Close()
 	recs, err := csv.NewReader(f).ReadAll()
