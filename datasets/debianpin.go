@@ -171,7 +171,7 @@ func readChangelogFiles(paths []string) ([]Document, error) {
 }
 
 func fileSHA256(path string) (string, error) {
-	f, err := OpenRegular(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return "", err
 	}

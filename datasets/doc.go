@@ -48,5 +48,6 @@
 // Package datasets imports only the standard library, gonum, the pure-Go
 // SQLite driver modernc.org/sqlite (TFF files), protowire from
 // google.golang.org/protobuf (tf.train.Example protos), and dpfl's leaf
-// package sim/rng; it does not import other dpfl packages.
+// packages sim/rng and results/regular (files opened without blocking); it
+// does not import other dpfl packages.
 package datasets

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"dpfl/results/regular"
 )
 
 // LEAF (https://leaf.cmu.edu) writes each federated dataset as JSON files in
@@ -159,7 +161,7 @@ func leafFile(ctx context.Context, path string, how leafRead, fn func(user strin
 		}
 		return fmt.Errorf("datasets: LEAF file %s: %w", path, err)
 	}
-	r := &leafReader{ctx: ctx, dec: json.NewDecoder(bufio.NewReaderSize(ctxReader{ctx, f}, 1<<20)), seen: map[string]int{}}
+	r := &leafReader{ctx: ctx, dec: json.NewDecoder(bufio.NewReaderSize(regular.Reader(ctx, f), 1<<20)), seen: map[string]int{}}
 	if err := r.delim('{'); err != nil {
 		return fail(err)
 	}

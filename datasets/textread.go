@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"dpfl/results/regular"
 )
 
 // DebianChangelogGlob matches the Debian changelogs installed on Debian and
@@ -127,7 +129,7 @@ func ReadTextByUserContext(ctx context.Context, path string) ([]Document, error)
 			return nil, err
 		}
 		defer f.Close()
-		docs, err := ReadJSONL(ctxReader{ctx, f})
+		docs, err := ReadJSONL(regular.Reader(ctx, f))
 		if err != nil {
 			return nil, fmt.Errorf("%w (in %s)", err, path)
 		}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite" (no cgo)
+
+	"dpfl/results/regular"
 )
 
 // TensorFlow Federated's simulation datasets, as the SQLite files that
@@ -168,7 +170,7 @@ func openTFF(ctx context.Context, path string, opt FileOptions) (*tffFile, error
 		return nil, fmt.Errorf("datasets: %s is a folder, want a TFF SQLite file", path)
 	}
 	// Not a FIFO or device: SQLite's open would block or read for ever.
-	if err := regularMode(path, st.Mode()); err != nil {
+	if err := regular.Check(path); err != nil {
 		return nil, fmt.Errorf("datasets: %w", err)
 	}
 	abs, err := filepath.Abs(path)

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"dpfl/results/regular"
 )
 
 // Problem is one thing wrong with a configuration, located by its dotted key
@@ -86,9 +87,14 @@ func LoadFile(path string) (*Config, *Source, error) { return Limits{}.LoadFile(
 // Load is LoadFile on bytes; file names the source in messages.
 func Load(data []byte, file string) (*Config, *Source, error) { return Limits{}.Load(data, file) }
 
+// maxConfigBytes bounds a configuration or grid file: one larger is refused
+// before it is read (a device such as /dev/zero, or a FIFO, is refused
+// without blocking: package regular).
+const maxConfigBytes = 16 << 20
+
 // LoadFile is the package's LoadFile with the memory estimate held to l.
 func (l Limits) LoadFile(path string) (*Config, *Source, error) {
-	data, err := os.ReadFile(path)
+	data, err := regular.ReadMax(path, maxConfigBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("experiments: %w", err)
 	}

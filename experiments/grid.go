@@ -3,7 +3,6 @@ package experiments
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"dpfl/results/regular"
 )
 
 // Grid is an expanded experiment grid: a base configuration, the axes that
@@ -96,7 +97,7 @@ func ParseGrid(data []byte, file string) (*Grid, error) { return Limits{}.ParseG
 // LoadGrid is the package's LoadGrid with every point's memory estimate held
 // to l.
 func (l Limits) LoadGrid(path string) (*Grid, error) {
-	data, err := os.ReadFile(path)
+	data, err := regular.ReadMax(path, maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"dpfl/datasets"
+	"dpfl/results/regular"
 )
 
 // Inputs are the fingerprints of the files a run reads, keyed by the
@@ -113,7 +113,7 @@ func (fp fingerprinter) hash(ctx context.Context, root string, files []string) (
 		}
 		// A device (/dev/zero) would be read for ever, and a FIFO would
 		// block the open itself: both are refused before reading.
-		f, err := datasets.OpenRegular(p)
+		f, _, err := regular.Open(p)
 		if err != nil {
 			return "", err
 		}
@@ -122,7 +122,7 @@ func (fp fingerprinter) hash(ctx context.Context, root string, files []string) (
 			io.WriteString(h, name+"\x00")
 			binary.Write(h, binary.LittleEndian, st.Size())
 			var n int64
-			n, err = io.Copy(h, ctxReader{ctx, f})
+			n, err = io.Copy(h, regular.Reader(ctx, f))
 			if err == nil && n != st.Size() {
 				err = fmt.Errorf("%s changed while being read", p)
 			}
@@ -135,17 +135,4 @@ func (fp fingerprinter) hash(ctx context.Context, root string, files []string) (
 	s := "sha256:" + hex.EncodeToString(h.Sum(nil))
 	fp[memo] = s
 	return s, nil
-}
-
-// ctxReader fails with the context's error once ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

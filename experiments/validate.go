@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -479,7 +480,7 @@ func (c *Config) deltaBound(l Limits, src *Source) string {
 		if m, ok := l.populations[key]; ok {
 			n = m
 		} else {
-			if m, err := population(c, Options{BaseDir: dir, Data: l.Data}, rng.New(c.Seed)); err == nil {
+			if m, err := population(context.Background(), c, Options{BaseDir: dir, Data: l.Data}, rng.New(c.Seed)); err == nil {
 				n = m
 			}
 			if l.populations != nil {
