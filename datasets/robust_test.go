@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -120,7 +119,7 @@ func withTimeout(t *testing.T, what string, d time.Duration, fn func() error) er
 // none.
 func mkfifo(t *testing.T, path string) {
 	t.Helper()
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
+	if err := makeFIFO(path); err != nil {
 		t.Skipf("no named pipes here: %v", err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -39,7 +38,7 @@ func TestAccountChecksModelAgainstData(t *testing.T) {
 // load and the census, instead of blocking in open for ever.
 func TestDataFIFORefused(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "corpus.jsonl")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := mkfifo(fifo); err != nil {
 		t.Skipf("no named pipes here: %v", err)
 	}
 	cfg, _, err := Load([]byte(textYAML(fifo)), "t.yaml")
