@@ -51,12 +51,13 @@ func (a *configAccount) UnmarshalJSON(b []byte) error { return configForm.Unmars
 // sigma when the config sets a target epsilon, and reports epsilon at the
 // config's delta with the method used.
 func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr io.Writer) int {
-	cfg, _, err := experiments.LoadFile(path)
+	data := dataLoader()
+	cfg, _, err := experiments.Limits{Data: data}.LoadFile(path) // Data: the δ bound counts a population the data decides
 	if err != nil {
 		fmt.Fprintf(stderr, "dpfl account: invalid config:\n%v\n", err)
 		return exitFailure
 	}
-	plan, err := experiments.NewAccount(ctx, cfg, experiments.Options{BaseDir: filepath.Dir(path), Data: dataLoader(), StrategyCache: strategyCache()})
+	plan, err := experiments.NewAccount(ctx, cfg, experiments.Options{BaseDir: filepath.Dir(path), Data: data, StrategyCache: strategyCache()})
 	if err != nil {
 		return failed(ctx, stderr, "account", err)
 	}
