@@ -231,7 +231,7 @@ func EvaluateRun(ctx context.Context, dir string, data *Config, opts Options) (*
 	if !cfg.Data.DataTells() && cfg.Model.Text() != cfg.Data.Text() {
 		return nil, fmt.Errorf("experiments: %s: model %s %s, but %s (dataset %s) is %s", st.Path, cfg.Model.Kind, modelReads(cfg.Model.Text()), testData, cfg.Data.Dataset, dataIs(cfg.Data.Text()))
 	}
-	f, err := loadData(cfg, opts, rng.New(cfg.Seed))
+	f, err := loadDataContext(ctx, cfg, opts, rng.New(cfg.Seed))
 	if err != nil {
 		return nil, err
 	}

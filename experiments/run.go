@@ -510,7 +510,7 @@ func (p *Plan) train(ctx context.Context, opts Options, rd *runDir) (*Outcome, e
 	}
 	// The inputs were fingerprinted before planning; a file edited since
 	// then may have been read in either version.
-	if now, err := Fingerprint(cfg, opts); err != nil {
+	if now, err := FingerprintContext(ctx, cfg, opts); err != nil {
 		return nil, err
 	} else if ch := rd.inputs.Changed(now); len(ch) > 0 {
 		return nil, fmt.Errorf("experiments: %s changed while the run was going: its results may mix both versions and are not recorded as complete; rerun (a new run ID) to train on the new files", strings.Join(ch, ", "))
