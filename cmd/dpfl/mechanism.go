@@ -179,7 +179,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 		}
 		for _, f := range strings.Split(*memory, ",") {
 			m, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || m < 1 || m+1 > *n {
+			if err != nil || m < 1 || m >= *n { // m >= n, not m+1 > n: m+1 overflows at the largest int
 				return usageErr("-memory %q: want positive integers below n (vectors kept between rounds)", *memory)
 			}
 			req.memories = append(req.memories, m)

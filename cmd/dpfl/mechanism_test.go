@@ -412,7 +412,8 @@ func TestMechanismMemoryComparison(t *testing.T) {
 	if code, out, _ := runMechanism(t, "-n", "64", "-memory", "2", "-cache", ""); code != 0 || !strings.Contains(out, "BLT with m buffers vs BandMF with m+1 bands") {
 		t.Errorf("text: exit %d %q", code, out)
 	}
-	for _, args := range [][]string{{"-n", "8", "-memory", "0"}, {"-n", "8", "-memory", "8"}, {"-n", "8", "-memory", "x"}, {"-n", "8", "-memory", "2", "-strategy", "blt"}} {
+	for _, args := range [][]string{{"-n", "8", "-memory", "0"}, {"-n", "8", "-memory", "8"}, {"-n", "8", "-memory", "x"}, {"-n", "8", "-memory", "2", "-strategy", "blt"},
+		{"-n", "8", "-memory", "9223372036854775807"}, {"-n", "8", "-memory", "1,9223372036854775807"}, {"-n", "8", "-memory", "99999999999999999999"}} {
 		if code, _, errs := runMechanism(t, args...); code != 2 || !strings.Contains(errs, "-memory") {
 			t.Errorf("%v: exit %d %q", args, code, errs)
 		}
