@@ -334,6 +334,19 @@ func bltParams(z, theta, omega []float64) {
 	}
 }
 
+// bltClampDecays sets every decay that bltParams rounded to 1 to the
+// largest float64 below 1, so that |θ| < 1 (NewBLT); it reports whether it
+// changed any.
+func bltClampDecays(theta []float64) bool {
+	changed := false
+	for i, th := range theta {
+		if th >= 1 {
+			theta[i], changed = math.Nextafter(1, 0), true
+		}
+	}
+	return changed
+}
+
 // bltStart is a starting point: 1/sqrt(πt) ≈ c_t as a sum of exponentials,
 // θ_i = e^{−s_i} with s_i log-spaced on [lo, hi], ω_i ∝ h·sqrt(s_i)e^{−s_i}/π,
 // scaled so that Σω = 1/2 (= c_1 of the square root).
@@ -448,6 +461,14 @@ func OptimizeBLT(ctx context.Context, w *Workload, m int, p participation.Schema
 		return nil, errors.New("strategy: BLT optimization found no finite loss")
 	}
 	bltParams(best.x, theta, omega)
+	if bltClampDecays(theta) {
+		// A decay's logit went past 36.7, where the sigmoid rounds to
+		// 1: the optimum wants a buffer that never decays. The largest
+		// float64 below 1 is that limit inside the open set; the loss is
+		// evaluated again at the point returned.
+		s2, e := obj.eval(theta, omega, nil, nil)
+		best.f = math.Log(s2 * e)
+	}
 	s, err := NewBLT(n, theta, omega)
 	if err != nil {
 		return nil, err
