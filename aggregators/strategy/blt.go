@@ -153,6 +153,10 @@ func (s *BLT) Factor() (*mat.TriDense, error) { return toeplitzLower(s.n, s.c), 
 // Decoder returns A C⁻¹.
 func (s *BLT) Decoder(w *Workload) (*mat.Dense, error) { return toeplitzDecoder(w, s.ci), nil }
 
+func (s *BLT) decoderContext(ctx context.Context, w *Workload) (*mat.Dense, error) {
+	return toeplitzDecoderContext(ctx, w, s.ci)
+}
+
 // Sensitivity is exact through ToeplitzSensitivity when the coefficients are
 // nonnegative and non-increasing, else SensitivityOf.
 func (s *BLT) Sensitivity(p participation.Schema) (Sensitivity, error) {

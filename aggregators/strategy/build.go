@@ -103,7 +103,9 @@ func Build(ctx context.Context, name string, cfg Config) (Strategy, error) {
 	if err := checkNeed(name, n, need, cfg.MemoryLimit); err != nil {
 		return nil, err
 	}
-	return b.Build(ctx, cfg)
+	// Some strategies' construction is one long dense factorization:
+	// return on cancellation whatever step it is in (withContext).
+	return withContext(ctx, func() (Strategy, error) { return b.Build(ctx, cfg) })
 }
 
 func init() {
@@ -295,7 +297,11 @@ func Compare(ctx context.Context, cfg Config, progress func(name string)) []Comp
 			}
 			continue
 		}
-		m, err := Evaluate(s, cfg.Workload, cfg.Participation)
+		m, err := EvaluateContext(ctx, s, cfg.Workload, cfg.Participation)
+		if ctx.Err() != nil {
+			out = append(out, Comparison{Metrics: Metrics{Strategy: name, N: cfg.Workload.N(), Participation: cfg.Participation.String()}, Err: ctx.Err()})
+			break
+		}
 		c := Comparison{Metrics: m, Err: err}
 		if o, ok := s.(Optimized); ok {
 			st := o.Status()

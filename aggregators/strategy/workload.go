@@ -48,17 +48,23 @@ func Momentum(n int, beta float64, eta []float64) *Workload {
 		panic("strategy: learning-rate schedule length mismatch")
 	}
 	a := mat.NewTriDense(n, mat.Lower, nil)
-	for j := 0; j < n; j++ {
-		// Column j: A_ij = A_{i-1,j} + η_i β^{i−j}.
-		s, p := 0.0, 1.0
-		for i := j; i < n; i++ {
-			e := 1.0
-			if eta != nil {
-				e = eta[i]
-			}
-			s += e * p
-			p *= beta
-			a.SetTri(i, j, s)
+	// Column j: A_ij = A_{i-1,j} + η_i β^{i−j}, with s_j and p_j = β^{i−j}
+	// carried from row to row (the same operations in the same order as
+	// down each column, written row by row: at large n, column order
+	// missed the cache on every entry).
+	raw := a.RawTriangular()
+	s, p := make([]float64, n), make([]float64, n)
+	for i := 0; i < n; i++ {
+		p[i] = 1
+		e := 1.0
+		if eta != nil {
+			e = eta[i]
+		}
+		row := raw.Data[i*raw.Stride : i*raw.Stride+i+1]
+		for j := range row {
+			s[j] += e * p[j]
+			p[j] *= beta
+			row[j] = s[j]
 		}
 	}
 	name := "momentum"

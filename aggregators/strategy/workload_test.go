@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -75,6 +76,32 @@ func TestReadWorkload(t *testing.T) {
 	} {
 		if _, err := ReadWorkload(strings.NewReader(in), "bad"); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%q: error %v, want %q", in, err, msg)
+		}
+	}
+}
+
+// TestMomentumRowOrderBitIdentical: Momentum, built row by row, has the
+// bits of the column-by-column recurrence A_ij = A_{i−1,j} + η_i β^{i−j}.
+func TestMomentumRowOrderBitIdentical(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		beta float64
+		eta  []float64
+	}{{1, 0, nil}, {7, 0, nil}, {50, 0.9, nil}, {33, 0.37, LinearCooldown(33, 10, 0.05)}, {64, 0, LinearCooldown(64, 64, 0.01)}} {
+		w := Momentum(c.n, c.beta, c.eta)
+		for j := 0; j < c.n; j++ {
+			s, p := 0.0, 1.0
+			for i := j; i < c.n; i++ {
+				e := 1.0
+				if c.eta != nil {
+					e = c.eta[i]
+				}
+				s += e * p
+				p *= c.beta
+				if got := w.A().At(i, j); math.Float64bits(got) != math.Float64bits(s) {
+					t.Fatalf("n %d β %v: A[%d,%d] = %v, column recurrence %v", c.n, c.beta, i, j, got, s)
+				}
+			}
 		}
 	}
 }

@@ -332,9 +332,27 @@ func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[str
 
 // cmdMechanism compares noise mechanisms offline (issue 4).
 func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	req, code, ok := parseMechanism(args, stderr)
-	if !ok {
-		return code
+	// Parsing builds the workload (dense n×n) and may read a large
+	// workload file: it runs aside, so that a signal ends it at once.
+	type parsed struct {
+		req  mechanismRequest
+		code int
+		ok   bool
+	}
+	done := make(chan parsed, 1)
+	go func() {
+		req, code, ok := parseMechanism(args, stderr)
+		done <- parsed{req, code, ok}
+	}()
+	var req mechanismRequest
+	select {
+	case p := <-done:
+		if !p.ok {
+			return p.code
+		}
+		req = p.req
+	case <-ctx.Done():
+		return exitInterrupted
 	}
 	if len(req.memories) > 0 {
 		return memoryComparison(ctx, req, stdout, stderr)
@@ -375,7 +393,7 @@ func evaluateMechanism(ctx context.Context, req mechanismRequest) (strategy.Comp
 	if err != nil {
 		return strategy.Comparison{}, err
 	}
-	m, err := strategy.Evaluate(s, req.cfg.Workload, req.cfg.Participation)
+	m, err := strategy.EvaluateContext(ctx, s, req.cfg.Workload, req.cfg.Participation)
 	if err != nil {
 		return strategy.Comparison{}, err
 	}
