@@ -311,6 +311,8 @@ func (b *BLTConfig) validate(r Run, add Problems) {
 		add("buffers", "required unless participation is kb or minsep (whose b − 1 is the default)")
 	case r.Rounds > 0 && b.Buffers > r.Rounds:
 		add("buffers", "%d exceeds the %d rounds", b.Buffers, r.Rounds)
+	case b.Buffers > strategy.BLTMaxBuffers:
+		add("buffers", "%d is above %d, the most BLT takes (its optimization grows as buffers², and the loss stops improving after a few)", b.Buffers, strategy.BLTMaxBuffers)
 	}
 }
 

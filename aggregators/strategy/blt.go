@@ -387,12 +387,12 @@ func bltStart(m int, lo, hi float64) []float64 {
 // starting points (sums of exponentials approximating the square root's
 // coefficients over different ranges of decay rates, and the optimum with
 // m−1 buffers plus a small new one, so that the loss does not increase with
-// m); the best is kept.
+// m); the best is kept. m is at most BLTMaxBuffers.
 // The problem is not convex: no certificate, the status says so.
 func OptimizeBLT(ctx context.Context, w *Workload, m int, p participation.Schema, opts LBFGSOptions) (*BLT, error) {
 	n := w.N()
-	if m < 1 {
-		return nil, errors.New("strategy: BLT needs at least one buffer")
+	if m < 1 || m > BLTMaxBuffers {
+		return nil, fmt.Errorf("strategy: BLT needs 1 to %d buffers, got %d", BLTMaxBuffers, m)
 	}
 	check(p)
 	a := w.toeplitzCoefficients()

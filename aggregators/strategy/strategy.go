@@ -247,6 +247,9 @@ func evaluate(ctx context.Context, s Strategy, w *Workload, p participation.Sche
 	bc.Sub(bc, w.A())
 	res := mat.Norm(bc, 2) / mat.Norm(w.A(), 2)
 	loss := sens.Value * sens.Value * fro2
+	if math.IsInf(loss, 0) || math.IsNaN(loss) {
+		return Metrics{}, fmt.Errorf("strategy: %s: the loss sens²·‖B‖²_F = %v·%v is not a finite float64 (workload entries too large?)", s, sens.Value*sens.Value, fro2)
+	}
 	var params Parameters
 	if ps, ok := s.(Parameterized); ok {
 		params = ps.Parameters()

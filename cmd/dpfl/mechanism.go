@@ -182,6 +182,9 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 			if err != nil || m < 1 || m >= *n { // m >= n, not m+1 > n: m+1 overflows at the largest int
 				return usageErr("-memory %q: want positive integers below n (vectors kept between rounds)", *memory)
 			}
+			if m > strategy.BLTMaxBuffers {
+				return usageErr("-memory %d: blt takes at most %d buffers", m, strategy.BLTMaxBuffers)
+			}
 			req.memories = append(req.memories, m)
 		}
 	}
@@ -314,6 +317,8 @@ func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[str
 		return "-bands must be in [1, n]"
 	case set["buffers"] && (buffers < 1 || buffers > n):
 		return "-buffers must be in [1, n]"
+	case set["buffers"] && buffers > strategy.BLTMaxBuffers:
+		return fmt.Sprintf("-buffers %d: blt takes at most %d buffers", buffers, strategy.BLTMaxBuffers)
 	case p.Kind == participation.Single && m.Strategy == "blt" && !set["buffers"] && !set["bands"]:
 		return "-strategy blt under single participation needs -buffers (or -bands: the BandMF memory to match)"
 	case !(gap > 0 && gap < 1):

@@ -413,9 +413,21 @@ func TestMechanismMemoryComparison(t *testing.T) {
 		t.Errorf("text: exit %d %q", code, out)
 	}
 	for _, args := range [][]string{{"-n", "8", "-memory", "0"}, {"-n", "8", "-memory", "8"}, {"-n", "8", "-memory", "x"}, {"-n", "8", "-memory", "2", "-strategy", "blt"},
-		{"-n", "8", "-memory", "9223372036854775807"}, {"-n", "8", "-memory", "1,9223372036854775807"}, {"-n", "8", "-memory", "99999999999999999999"}} {
+		{"-n", "8", "-memory", "9223372036854775807"}, {"-n", "8", "-memory", "1,9223372036854775807"}, {"-n", "8", "-memory", "99999999999999999999"},
+		{"-n", "100", "-memory", "2,65"}} {
 		if code, _, errs := runMechanism(t, args...); code != 2 || !strings.Contains(errs, "-memory") {
 			t.Errorf("%v: exit %d %q", args, code, errs)
+		}
+	}
+}
+
+// TestMechanismBLTBufferCap: -buffers above strategy.BLTMaxBuffers is a
+// usage error naming the flag (BLT's optimization grows as buffers²: 1,000
+// buffers would not finish).
+func TestMechanismBLTBufferCap(t *testing.T) {
+	for _, m := range []string{"65", "1000"} {
+		if code, _, errs := runMechanism(t, "-n", "1000", "-strategy", "blt", "-buffers", m, "-cache", ""); code != 2 || !strings.Contains(errs, "-buffers "+m) || !strings.Contains(errs, "at most 64") {
+			t.Errorf("-buffers %s: exit %d %q", m, code, errs)
 		}
 	}
 }
