@@ -20,7 +20,9 @@ type extremeCase struct {
 func extremeCases() []extremeCase {
 	single := participation.Schema{Kind: participation.Single}
 	kb := func(k, b int) participation.Schema { return participation.Schema{Kind: participation.KB, K: k, B: b} }
-	minsep := func(k, b int) participation.Schema { return participation.Schema{Kind: participation.MinSep, K: k, B: b} }
+	minsep := func(k, b int) participation.Schema {
+		return participation.Schema{Kind: participation.MinSep, K: k, B: b}
+	}
 	eta := func(n int, last float64) []float64 {
 		e := make([]float64, n)
 		for i := range e {
