@@ -191,8 +191,17 @@ func IdentityWorkload(n int) *Workload {
 // entries separated by spaces, tabs or commas; blank lines and lines
 // starting with # are skipped. See Custom for what A must be.
 func ReadWorkload(r io.Reader, name string) (*Workload, error) {
+	return ReadWorkloadLimit(r, name, 0)
+}
+
+// ReadWorkloadLimit is ReadWorkload refusing, as soon as it is read, a row
+// of more than maxN entries (maxN > 0), a row longer than the first or more
+// rows than the first has entries: memory stays within a few times maxN²
+// float64s (lines are at most 1 GB) whatever the file holds.
+func ReadWorkloadLimit(r io.Reader, name string, maxN int) (*Workload, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	isSep := func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }
 	var rows [][]float64
 	line := 0
 	for sc.Scan() {
@@ -201,7 +210,27 @@ func ReadWorkload(r io.Reader, name string) (*Workload, error) {
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
-		fields := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+		// Count the entries before splitting (a long line of separators
+		// would otherwise allocate a string header per entry).
+		count, in := 0, false
+		for _, c := range text {
+			if sep := isSep(c); !sep && !in {
+				count++
+				in = true
+			} else if sep {
+				in = false
+			}
+		}
+		if maxN > 0 && count > maxN {
+			return nil, fmt.Errorf("strategy: workload %s line %d: %d entries, above the %d rounds that fit in memory", name, line, count, maxN)
+		}
+		if len(rows) > 0 && count != len(rows[0]) {
+			return nil, fmt.Errorf("strategy: workload %s line %d: %d entries, the first row has %d", name, line, count, len(rows[0]))
+		}
+		if len(rows) > 0 && len(rows) == len(rows[0]) {
+			return nil, fmt.Errorf("strategy: workload %s has %d rows of %d entries (or more), want a square matrix", name, len(rows)+1, len(rows[0]))
+		}
+		fields := strings.FieldsFunc(text, isSep)
 		row := make([]float64, len(fields))
 		for i, f := range fields {
 			x, err := strconv.ParseFloat(f, 64)
@@ -209,9 +238,6 @@ func ReadWorkload(r io.Reader, name string) (*Workload, error) {
 				return nil, fmt.Errorf("strategy: workload %s line %d: entry %d %q is not a number", name, line, i+1, f)
 			}
 			row[i] = x
-		}
-		if len(rows) > 0 && len(row) != len(rows[0]) {
-			return nil, fmt.Errorf("strategy: workload %s line %d: %d entries, the first row has %d", name, line, len(row), len(rows[0]))
 		}
 		rows = append(rows, row)
 	}

@@ -105,3 +105,22 @@ func TestMomentumRowOrderBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestReadWorkloadLimit: a row longer than maxN, or rows beyond the first
+// row's length, are refused as soon as they are read (a long line of
+// separators is counted, not split), and a file within the limit reads as
+// ReadWorkload does.
+func TestReadWorkloadLimit(t *testing.T) {
+	long := strings.Repeat("0 ", 1<<20) + "1\n"
+	if _, err := ReadWorkloadLimit(strings.NewReader(long), "long", 1000); err == nil || !strings.Contains(err.Error(), "1048577 entries, above the 1000 rounds") {
+		t.Errorf("long row: %v", err)
+	}
+	tall := "1 0\n1 1\n" + strings.Repeat("1 1\n", 1<<16)
+	if _, err := ReadWorkloadLimit(strings.NewReader(tall), "tall", 1000); err == nil || !strings.Contains(err.Error(), "3 rows of 2 entries (or more)") {
+		t.Errorf("tall: %v", err)
+	}
+	w, err := ReadWorkloadLimit(strings.NewReader("1 0\n0.5 1\n"), "ok", 2)
+	if err != nil || w.N() != 2 || w.A().At(1, 0) != 0.5 {
+		t.Errorf("2×2 within the limit: %v", err)
+	}
+}

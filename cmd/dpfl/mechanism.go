@@ -127,6 +127,9 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !(*maxMem > 0) || math.IsInf(*maxMem, 0) {
+		return usageErr("-max-memory %v must be a positive number of GB", *maxMem)
+	}
 	var fileWorkload *strategy.Workload
 	if *wlFile != "" {
 		for _, f := range []string{"workload", "momentum", "lr-schedule", "warmup", "cooldown", "final-lr"} {
@@ -134,11 +137,23 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 				return usageErr("-%s does not apply to -workload-file (the file is the whole workload)", f)
 			}
 		}
+		// A FIFO or device would block the open or never end: only
+		// regular files are read, and rows are refused beyond the n
+		// whose smallest strategy fits in -max-memory.
+		if st, err := os.Stat(*wlFile); err == nil && !st.Mode().IsRegular() {
+			return usageErr("-workload-file %s is %s, not a regular file", *wlFile, fileKind(st.Mode()))
+		}
 		f, err := os.Open(*wlFile)
 		if err != nil {
 			return usageErr("-workload-file: %v", err)
 		}
-		fileWorkload, err = strategy.ReadWorkload(f, *wlFile)
+		maxN := 1
+		for step := 1 << 30; step > 0; step >>= 1 {
+			if strategy.MemoryBytes("identity", maxN+step, 1) <= *maxMem*1e9 {
+				maxN += step
+			}
+		}
+		fileWorkload, err = strategy.ReadWorkloadLimit(f, *wlFile, maxN)
 		f.Close()
 		if err != nil {
 			return usageErr("-workload-file: %s", strings.TrimPrefix(err.Error(), "strategy: "))
@@ -159,9 +174,6 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 			return usageErr("unknown -strategy %q (want one of %s)", *name, mechanismNames())
 		}
 		req.name = m
-	}
-	if !(*maxMem > 0) || math.IsInf(*maxMem, 0) {
-		return usageErr("-max-memory %v must be a positive number of GB", *maxMem)
 	}
 	// Refuse an n whose matrices cannot fit before allocating any: the
 	// named strategy's estimate, or the smallest one's for a comparison.
@@ -596,4 +608,19 @@ func memoryComparison(ctx context.Context, req mechanismRequest, stdout, stderr 
 		}
 	}
 	return exitOK
+}
+
+// fileKind names what a path that is not a regular file is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a file"
 }

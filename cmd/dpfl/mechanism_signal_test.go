@@ -3,6 +3,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -34,5 +37,37 @@ func TestSignalDuringMechanismMetrics(t *testing.T) {
 		if took := time.Since(start); took > mechanismStopLimit {
 			t.Errorf("%v: stopped %v after %v (limit %v)", c.args, took, c.sig, mechanismStopLimit)
 		}
+	}
+}
+
+// TestMechanismWorkloadFileNotRegular: a -workload-file that is a named
+// pipe (whose open blocked until a writer came), a directory or a device
+// is refused at once with one line naming the flag; a file whose first row
+// is longer than the n that fits in -max-memory is refused after that row.
+func TestMechanismWorkloadFileNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "w.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	for path, kind := range map[string]string{fifo: "a named pipe", dir: "a directory", "/dev/null": "a device"} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			code, _, errs := runMechanism(t, "-workload-file", path, "-cache", "")
+			if code != 2 || !strings.Contains(errs, "-workload-file "+path+" is "+kind+", not a regular file") {
+				t.Errorf("%s: exit %d %q", path, code, errs)
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no answer within 10 s", path)
+		}
+	}
+	wide := filepath.Join(dir, "wide.txt")
+	os.WriteFile(wide, []byte(strings.Repeat("0 ", 3000)+"1\n"), 0o644)
+	if code, _, errs := runMechanism(t, "-workload-file", wide, "-max-memory", "0.1", "-cache", ""); code != 2 || !strings.Contains(errs, "3001 entries, above the") {
+		t.Errorf("wide: exit %d %q", code, errs)
 	}
 }
