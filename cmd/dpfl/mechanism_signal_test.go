@@ -19,19 +19,24 @@ const mechanismStopLimit = 2 * time.Second
 // TestSignalDuringMechanismMetrics: SIGINT during a comparison's dense
 // evaluation (n = 2500, after dpfedavg starts) ends dpfl mechanism within
 // mechanismStopLimit with code 130, and SIGTERM while the -memory
-// comparison evaluates BLT (n = 3000) with code 143.
+// comparison evaluates BLT (n = 3000) and while an 8-buffer BLT is being
+// optimized (n = 3000) with code 143.
 func TestSignalDuringMechanismMetrics(t *testing.T) {
 	for _, c := range []struct {
-		args []string
-		line string
-		sig  syscall.Signal
+		args  []string
+		line  string
+		sleep bool
+		sig   syscall.Signal
 	}{
-		{[]string{"mechanism", "-n", "2500", "-cache", ""}, "dpfl mechanism: dpfedavg...", syscall.SIGINT},
-		{[]string{"mechanism", "-n", "3000", "-memory", "2", "-cache", ""}, "dpfl mechanism: memory 2: blt...", syscall.SIGTERM},
+		{[]string{"mechanism", "-n", "2500", "-cache", ""}, "dpfl mechanism: dpfedavg...", true, syscall.SIGINT},
+		{[]string{"mechanism", "-n", "3000", "-memory", "2", "-cache", ""}, "dpfl mechanism: memory 2: blt...", true, syscall.SIGTERM},
+		{[]string{"mechanism", "-n", "3000", "-strategy", "blt", "-buffers", "8", "-progress", "-cache", ""}, "L-BFGS iteration 25", false, syscall.SIGTERM},
 	} {
 		cmd, lines, _ := startDPFL(t, t.TempDir(), c.args...)
 		waitFor(t, lines, c.line, time.Minute)
-		time.Sleep(time.Second) // into the n×n products
+		if c.sleep {
+			time.Sleep(time.Second) // into the n×n products
+		}
 		start := time.Now()
 		stopWith(t, cmd, lines, c.sig)
 		if took := time.Since(start); took > mechanismStopLimit {
