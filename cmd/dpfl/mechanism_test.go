@@ -431,3 +431,29 @@ func TestMechanismBLTBufferCap(t *testing.T) {
 		}
 	}
 }
+
+// TestMechanismIntExtremes: every integer flag at the largest int is an
+// answer or one usage line naming the flag, never a panic or a hang: -k
+// and -b above n mean at most one participation (an answer), the counts
+// bounded by n are refused, -n is refused by the memory estimate.
+func TestMechanismIntExtremes(t *testing.T) {
+	const big = "9223372036854775807"
+	if code, out, errs := runMechanism(t, "-n", "10", "-participation", "kb", "-k", big, "-b", big, "-cache", ""); code != 0 || !strings.Contains(out, "dpfedavg") {
+		t.Errorf("-k, -b %s: exit %d %q", big, code, errs)
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"-n", big}},
+		{[]string{"-n", "10", "-restart-every", big}},
+		{[]string{"-n", "10", "-participation", "kb", "-k", "1", "-b", "5", "-bands", big}},
+		{[]string{"-n", "10", "-strategy", "blt", "-buffers", big}},
+		{[]string{"-n", "10", "-strategy", "nu-ftrl", "-nu-bands", big}},
+		{[]string{"-n", "10", "-memory", big}},
+		{[]string{"-n", "10", "-lr-schedule", "cosine", "-cooldown", "5", "-warmup", big}},
+	} {
+		flagName := c.args[len(c.args)-2]
+		code, _, errs := runMechanism(t, append(c.args, "-cache", "")...)
+		if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, strings.TrimPrefix(flagName, "-")) {
+			t.Errorf("%v: exit %d %q", c.args, code, errs)
+		}
+	}
+}
