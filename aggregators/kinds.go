@@ -297,7 +297,7 @@ type BLTConfig struct {
 	// Buffers: the number of BLT buffers m, the model-sized vectors the
 	// noise keeps between rounds (default: participation.b − 1, BandMF's
 	// memory with b bands, at most 8; required under single
-	// participation). The buffers' decays and scales are optimized for the
+	// participation; at most strategy.BLTMaxBuffers, 64). The buffers' decays and scales are optimized for the
 	// run's rounds, workload and participation (an exact sensitivity);
 	// `dpfl mechanism -strategy blt -buffers M` prints them.
 	Buffers int `yaml:"buffers"`

@@ -94,7 +94,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 		nu       = fs.Float64("nu", -1, "nu of nu-ftrl in [0,1) (default: tuned by the prefix-sum loss)")
 		nuBands  = fs.Int("nu-bands", 0, "truncate nu-ftrl's C to this many Toeplitz coefficients (banded; default: all)")
 		memory   = fs.String("memory", "", "compare BLT with BandMF at equal noise memory: a comma-separated `list` of vectors kept between rounds (m buffers vs m+1 bands)")
-		buffers  = fs.Int("buffers", 0, "buffers of blt (default: BandMF's noise memory, bands - 1, at most 8; required under single participation without -bands)")
+		buffers  = fs.Int("buffers", 0, "buffers of blt, at most 64 (default: BandMF's noise memory, bands - 1, at most 8; required under single participation without -bands)")
 		part     = fs.String("participation", "single", "single, kb ((k,b)-participation) or minsep (b-min-sep, at most k)")
 		k        = fs.Int("k", 1, "maximum participations (kb, minsep)")
 		b        = fs.Int("b", 0, "separation between participations (kb, minsep)")
