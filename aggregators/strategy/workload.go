@@ -152,6 +152,7 @@ func Custom(name string, a mat.Matrix) (*Workload, error) {
 		return nil, fmt.Errorf("strategy: workload %s is %d×%d, want a square matrix with at least one row", name, r, c)
 	}
 	t := mat.NewTriDense(r, mat.Lower, nil)
+	sq := 0.0 // ‖A‖²_F: the metrics square A's entries
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {
 			x := a.At(i, j)
@@ -164,8 +165,12 @@ func Custom(name string, a mat.Matrix) (*Workload, error) {
 				return nil, fmt.Errorf("strategy: workload %s: diagonal entry (%d,%d) is 0 (A must be invertible)", name, i+1, i+1)
 			case j <= i:
 				t.SetTri(i, j, x)
+				sq += x * x
 			}
 		}
+	}
+	if math.IsInf(sq, 0) {
+		return nil, fmt.Errorf("strategy: workload %s: entries too large: the sum of their squares overflows float64 (scale A down)", name)
 	}
 	return &Workload{Name: name, a: t, custom: true}, nil
 }

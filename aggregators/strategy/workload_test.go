@@ -73,6 +73,7 @@ func TestReadWorkload(t *testing.T) {
 		"1 0\n1 0\n":       "diagonal entry (2,2) is 0",
 		"1 0\n1 NaN\n":     "is NaN",
 		"1 0 0\n0 1 0\n0 ": "line 3: 1 entries",
+		"1e300 0\n1 1\n":   "sum of their squares overflows",
 	} {
 		if _, err := ReadWorkload(strings.NewReader(in), "bad"); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%q: error %v, want %q", in, err, msg)
