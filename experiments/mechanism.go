@@ -32,9 +32,27 @@ func (p *Plan) buildMechanism(ctx context.Context, declared participation.Schema
 	if err != nil {
 		return err
 	}
-	m, err := aggregators.NewMechanism(s, declared, p.Schedule, p.Stats)
-	if err != nil {
-		return fmt.Errorf("experiments: %w", err)
+	// The mechanism's sensitivity may be one long dense computation (the
+	// Gram matrix of an n×n factor): it runs aside, so that a signal ends
+	// planning at once.
+	type built struct {
+		m   *aggregators.Mechanism
+		err error
+	}
+	done := make(chan built, 1)
+	go func() {
+		m, err := aggregators.NewMechanism(s, declared, p.Schedule, p.Stats)
+		done <- built{m, err}
+	}()
+	var m *aggregators.Mechanism
+	select {
+	case b := <-done:
+		if b.err != nil {
+			return fmt.Errorf("experiments: %w", b.err)
+		}
+		m = b.m
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	if ag := p.Config.Aggregator; ag.Adaptive() {
 		// Adaptive clipping's count is released every round: its noise is

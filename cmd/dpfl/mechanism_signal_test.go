@@ -76,3 +76,46 @@ func TestMechanismWorkloadFileNotRegular(t *testing.T) {
 		t.Errorf("wide: exit %d %q", code, errs)
 	}
 }
+
+// TestSignalDuringAccountSensitivity: SIGTERM while dpfl account computes
+// a ν-DP-FTRL mechanism's (k,b) sensitivity through its 4000×4000 Gram
+// matrix (tens of seconds, one dense computation) ends the process within
+// mechanismStopLimit with code 143.
+func TestSignalDuringAccountSensitivity(t *testing.T) {
+	dir := t.TempDir()
+	cfg := `name: s
+seed: 5
+rounds: 4000
+data:
+  dataset: mnist
+  clients: 200000
+model:
+  kind: logreg
+client:
+  lr: 0.1
+aggregator:
+  clip: 1
+  kind: nu-ftrl
+  cache: ` + filepath.Join(dir, "cache") + `
+privacy:
+  epsilon: 4
+  delta: 1.0e-6
+server:
+  lr: 1
+participation:
+  kind: kb
+  cohort: 50
+  k: 4
+  b: 1000
+`
+	if err := os.WriteFile(filepath.Join(dir, "nu.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, lines, _ := startDPFL(t, dir, "account", "nu.yaml")
+	time.Sleep(2 * time.Second) // into the Gram matrix
+	start := time.Now()
+	stopWith(t, cmd, lines, syscall.SIGTERM)
+	if took := time.Since(start); took > mechanismStopLimit {
+		t.Errorf("stopped %v after SIGTERM (limit %v)", took, mechanismStopLimit)
+	}
+}
