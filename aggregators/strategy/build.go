@@ -159,10 +159,9 @@ func init() {
 const BLTDefaultMaxBuffers = 8
 
 // BLTMaxBuffers is the most buffers OptimizeBLT takes: it optimizes every
-// count from 1 up, each over 2m parameters, so its work grows as m² (64
-// buffers for 1,000 rounds take tens of seconds), and the prefix-sum loss
-// stops improving after a few buffers (1,000 rounds: 9301.2558 from 8 to
-// 64 buffers).
+// count from 1 up, each over 2m parameters, so its work grows at least as
+// m², and the prefix-sum loss stops improving after a few buffers (1,000
+// rounds: 9301.2558 from 8 to 64 buffers).
 const BLTMaxBuffers = 64
 
 // BLTBuffers is the number of buffers Build gives a BLT for cfg (see

@@ -64,8 +64,7 @@ func extremeCases() []extremeCase {
 // bands and buffers 1 and n, b = 1 and n and above, k huge, degenerate
 // workloads, schedules ending in 0, 1e-300 or 1e300, tolerances at both
 // ends), gives an answer with a finite positive loss or an error, without a
-// panic, each in well under the test's limit (the whole table takes a
-// fraction of a second); an n whose memory estimate is above the limit is
+// panic, each well within the test's limit; an n whose memory estimate is above the limit is
 // refused before anything is built; more BLT buffers than BLTMaxBuffers
 // are refused, and TuneNu refuses a grid step that would never end.
 func TestBuildExtremes(t *testing.T) {

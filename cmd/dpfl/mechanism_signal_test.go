@@ -12,8 +12,8 @@ import (
 )
 
 // mechanismStopLimit is how soon dpfl mechanism must end after a signal in
-// its dense metrics (products of n×n matrices that take tens of seconds
-// at these sizes): they run aside and the command returns at once.
+// its dense metrics (products of n×n matrices, long at these sizes): they
+// run aside and the command returns at once.
 const mechanismStopLimit = 2 * time.Second
 
 // TestSignalDuringMechanismMetrics: SIGINT during a comparison's dense
@@ -79,7 +79,7 @@ func TestMechanismWorkloadFileNotRegular(t *testing.T) {
 
 // TestSignalDuringAccountSensitivity: SIGTERM while dpfl account computes
 // a ν-DP-FTRL mechanism's (k,b) sensitivity through its 4000×4000 Gram
-// matrix (tens of seconds, one dense computation) ends the process within
+// matrix (one long dense computation) ends the process within
 // mechanismStopLimit with code 143.
 func TestSignalDuringAccountSensitivity(t *testing.T) {
 	dir := t.TempDir()
