@@ -299,7 +299,7 @@ type BLTConfig struct {
 	// noise keeps between rounds (default, also written 0, as a run's
 	// config.yaml does: participation.b − 1, BandMF's
 	// memory with b bands, at most 8; required under single
-	// participation). The buffers' decays and scales are optimized for the
+	// participation; at most strategy.BLTMaxBuffers, 64). The buffers' decays and scales are optimized for the
 	// run's rounds, workload and participation (an exact sensitivity);
 	// `dpfl mechanism -strategy blt -buffers M` prints them.
 	Buffers int `yaml:"buffers"`
@@ -313,6 +313,8 @@ func (b *BLTConfig) validate(r Run, add Problems) {
 		add("buffers", "required unless participation is kb or minsep (whose b − 1 is the default)")
 	case r.Rounds > 0 && b.Buffers > r.Rounds:
 		add("buffers", "%d exceeds the %d rounds", b.Buffers, r.Rounds)
+	case b.Buffers > strategy.BLTMaxBuffers:
+		add("buffers", "%d is above %d, the most BLT takes (its optimization grows as buffers², and the loss stops improving after a few)", b.Buffers, strategy.BLTMaxBuffers)
 	}
 }
 

@@ -54,7 +54,7 @@ func (s LRSchedule) Validate() error {
 	default:
 		return fmt.Errorf("aggregators: unknown learning-rate shape %d", int(s.Shape))
 	}
-	if s.Warmup < 0 || s.Cooldown < 0 || s.Warmup+s.Cooldown > s.Rounds {
+	if s.Warmup < 0 || s.Cooldown < 0 || s.Warmup > s.Rounds || s.Cooldown > s.Rounds-s.Warmup { // not Warmup+Cooldown: it overflows
 		return fmt.Errorf("aggregators: warmup %d + cooldown %d rounds must be non-negative and fit in %d rounds", s.Warmup, s.Cooldown, s.Rounds)
 	}
 	if !(s.Final >= 0 && s.Final <= 1) {

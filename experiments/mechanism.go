@@ -5,6 +5,8 @@ import (
 	"dpfl/privacy"
 	"fmt"
 
+	"gonum.org/v1/gonum/mat"
+
 	"dpfl/aggregators"
 	"dpfl/aggregators/strategy"
 	"dpfl/sim/rng"
@@ -32,7 +34,11 @@ func (p *Plan) buildMechanism(ctx context.Context, declared participation.Schema
 	if err != nil {
 		return err
 	}
-	m, err := aggregators.NewMechanism(s, declared, p.Schedule, p.Stats)
+	// The mechanism's sensitivity may be one long dense computation (the
+	// Gram matrix of an n×n factor): it runs aside (aside).
+	m, err := aside(ctx, func() (*aggregators.Mechanism, error) {
+		return aggregators.NewMechanism(s, declared, p.Schedule, p.Stats)
+	})
 	if err != nil {
 		return fmt.Errorf("experiments: %w", err)
 	}
@@ -98,7 +104,7 @@ func (p *Plan) buildStrategy(ctx context.Context, part participation.Schema, cac
 // more than aggregator.memory_budget_mb between rounds for models of
 // dimension d: the banded recurrence's last b−1 outputs, or the latents a
 // store-mode Linear source keeps alive at its peak.
-func (p *Plan) checkNoiseMemory(d int) error {
+func (p *Plan) checkNoiseMemory(ctx context.Context, d int) error {
 	ag := p.Config.Aggregator
 	s := p.Mechanism.Strategy
 	if p.Mechanism.Independent() || ag.Mode() != aggregators.Store {
@@ -121,7 +127,7 @@ func (p *Plan) checkNoiseMemory(d int) error {
 		}
 		return nil
 	}
-	w, err := aggregators.NoiseWeights(s)
+	w, err := aside(ctx, func() (*mat.Dense, error) { return aggregators.NoiseWeights(s) }) // a dense triangular inverse
 	if err != nil {
 		return err
 	}
@@ -131,6 +137,29 @@ func (p *Plan) checkNoiseMemory(d int) error {
 			lin.PeakLatents(), d, need, ag.MemoryBudgetMB, lin.NonZeros())
 	}
 	return nil
+}
+
+// aside returns f(), or ctx's error as soon as ctx is done: planning steps
+// that are one long dense computation, which does not look at ctx, run in a
+// goroutine so that a signal ends planning at once (the abandoned
+// computation's result is dropped).
+func aside[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
 }
 
 // serverOptimizer builds the configured server optimizer.

@@ -223,7 +223,7 @@ func NewPlan(ctx context.Context, cfg *Config, opts Options) (*Plan, error) {
 	if err := p.schedule(ctx, root, opts); err != nil {
 		return nil, err
 	}
-	return p, p.checkNoiseMemory(cfg.Model.NumParams(data.Train.Dim, data.Train.Classes))
+	return p, p.checkNoiseMemory(ctx, cfg.Model.NumParams(data.Train.Dim, data.Train.Classes))
 }
 
 // NewAccount plans the schedule and the privacy accounting without training

@@ -153,6 +153,10 @@ func (s *BLT) Factor() (*mat.TriDense, error) { return toeplitzLower(s.n, s.c), 
 // Decoder returns A C⁻¹.
 func (s *BLT) Decoder(w *Workload) (*mat.Dense, error) { return toeplitzDecoder(w, s.ci), nil }
 
+func (s *BLT) decoderContext(ctx context.Context, w *Workload) (*mat.Dense, error) {
+	return toeplitzDecoderContext(ctx, w, s.ci)
+}
+
 // Sensitivity is exact through ToeplitzSensitivity when the coefficients are
 // nonnegative and non-increasing, else SensitivityOf.
 func (s *BLT) Sensitivity(p participation.Schema) (Sensitivity, error) {
@@ -334,6 +338,19 @@ func bltParams(z, theta, omega []float64) {
 	}
 }
 
+// bltClampDecays sets every decay that bltParams rounded to 1 to the
+// largest float64 below 1, so that |θ| < 1 (NewBLT); it reports whether it
+// changed any.
+func bltClampDecays(theta []float64) bool {
+	changed := false
+	for i, th := range theta {
+		if th >= 1 {
+			theta[i], changed = math.Nextafter(1, 0), true
+		}
+	}
+	return changed
+}
+
 // bltStart is a starting point: 1/sqrt(πt) ≈ c_t as a sum of exponentials,
 // θ_i = e^{−s_i} with s_i log-spaced on [lo, hi], ω_i ∝ h·sqrt(s_i)e^{−s_i}/π,
 // scaled so that Σω = 1/2 (= c_1 of the square root).
@@ -370,12 +387,12 @@ func bltStart(m int, lo, hi float64) []float64 {
 // starting points (sums of exponentials approximating the square root's
 // coefficients over different ranges of decay rates, and the optimum with
 // m−1 buffers plus a small new one, so that the loss does not increase with
-// m); the best is kept.
+// m); the best is kept. m is at most BLTMaxBuffers.
 // The problem is not convex: no certificate, the status says so.
 func OptimizeBLT(ctx context.Context, w *Workload, m int, p participation.Schema, opts LBFGSOptions) (*BLT, error) {
 	n := w.N()
-	if m < 1 {
-		return nil, errors.New("strategy: BLT needs at least one buffer")
+	if m < 1 || m > BLTMaxBuffers {
+		return nil, fmt.Errorf("strategy: BLT needs 1 to %d buffers, got %d", BLTMaxBuffers, m)
 	}
 	check(p)
 	a := w.toeplitzCoefficients()
@@ -448,6 +465,14 @@ func OptimizeBLT(ctx context.Context, w *Workload, m int, p participation.Schema
 		return nil, errors.New("strategy: BLT optimization found no finite loss")
 	}
 	bltParams(best.x, theta, omega)
+	if bltClampDecays(theta) {
+		// A decay's logit went past 36.7, where the sigmoid rounds to
+		// 1: the optimum wants a buffer that never decays. The largest
+		// float64 below 1 is that limit inside the open set; the loss is
+		// evaluated again at the point returned.
+		s2, e := obj.eval(theta, omega, nil, nil)
+		best.f = math.Log(s2 * e)
+	}
 	s, err := NewBLT(n, theta, omega)
 	if err != nil {
 		return nil, err

@@ -158,3 +158,36 @@ func TestBLTBeatsBandMF(t *testing.T) {
 		}
 	}
 }
+
+// TestOptimizeBLTDecayAtOne: with 8 buffers for 1,000 rounds under
+// (2,250)- and (50,20)-participation the optimum drives a decay's logit past
+// the point where the sigmoid rounds to 1; the optimizer returns a valid BLT
+// (every θ in (0,1), finite ω, Σω < 1, an exact sensitivity) instead of
+// refusing its own result, and its loss is finite.
+func TestOptimizeBLTDecayAtOne(t *testing.T) {
+	if testing.Short() {
+		t.Skip("optimizes 8-buffer BLTs for 1,000 rounds: skipped with -short")
+	}
+	for _, p := range []participation.Schema{{Kind: participation.KB, K: 2, B: 250}, {Kind: participation.MinSep, K: 50, B: 20}} {
+		s, err := OptimizeBLT(context.Background(), Prefix(1000), 8, p, LBFGSOptions{})
+		if err != nil {
+			t.Fatalf("%v: %v", p, err)
+		}
+		theta, omega := s.Buffers()
+		sum := 0.0
+		for i := range theta {
+			if !(theta[i] > 0 && theta[i] < 1) || math.IsNaN(omega[i]) || math.IsInf(omega[i], 0) || omega[i] < 0 {
+				t.Errorf("%v: buffer %d: θ %v ω %v", p, i, theta[i], omega[i])
+			}
+			sum += omega[i]
+		}
+		sens, err := s.Sensitivity(p)
+		if err != nil || !sens.Exact || !(sum < 1) {
+			t.Errorf("%v: sensitivity %+v (%v), Σω %v", p, sens, err, sum)
+		}
+		m, err := Evaluate(s, Prefix(1000), p)
+		if err != nil || math.IsNaN(m.Loss) || math.IsInf(m.Loss, 0) || m.Loss <= 0 {
+			t.Errorf("%v: loss %v (%v)", p, m.Loss, err)
+		}
+	}
+}

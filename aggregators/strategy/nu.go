@@ -198,8 +198,12 @@ func NuPrefixLoss(n int, nu float64) float64 {
 }
 
 // TuneNu returns the ν on the grid {0, step, 2·step, …} ∩ [0, 0.5] that
-// minimizes NuPrefixLoss (CN24 §4 tunes ν by the loss).
+// minimizes NuPrefixLoss (CN24 §4 tunes ν by the loss). step must be in
+// [1e-6, 0.5] (at most half a million points); other values panic.
 func TuneNu(n int, step float64) float64 {
+	if !(step >= 1e-6 && step <= 0.5) {
+		panic(fmt.Sprintf("strategy: TuneNu step %v outside [1e-6, 0.5]", step))
+	}
 	best, bestNu := math.Inf(1), 0.0
 	for i := 0; float64(i)*step <= 0.5; i++ {
 		nu := float64(i) * step

@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -178,6 +179,22 @@ type Metrics struct {
 // Evaluate computes the decoder of s for w and its error metrics under p;
 // s must implement Analyzed.
 func Evaluate(s Strategy, w *Workload, p participation.Schema) (Metrics, error) {
+	return evaluate(context.Background(), s, w, p)
+}
+
+// EvaluateContext is Evaluate, returning ctx's error as soon as ctx is done
+// (see withContext); the metrics are Evaluate's, bit for bit.
+func EvaluateContext(ctx context.Context, s Strategy, w *Workload, p participation.Schema) (Metrics, error) {
+	return withContext(ctx, func() (Metrics, error) { return evaluate(ctx, s, w, p) })
+}
+
+// decoderContext is implemented by strategies whose decoder is one long
+// dense product, computed by mulContext.
+type decoderContext interface {
+	decoderContext(ctx context.Context, w *Workload) (*mat.Dense, error)
+}
+
+func evaluate(ctx context.Context, s Strategy, w *Workload, p participation.Schema) (Metrics, error) {
 	if s.N() != w.N() {
 		panic("strategy: strategy and workload sizes differ")
 	}
@@ -198,8 +215,19 @@ func Evaluate(s Strategy, w *Workload, p participation.Schema) (Metrics, error) 
 	if err != nil {
 		return Metrics{}, err
 	}
-	b, err := a.Decoder(w)
+	if err := ctx.Err(); err != nil {
+		return Metrics{}, err
+	}
+	var b *mat.Dense
+	if dc, ok := s.(decoderContext); ok {
+		b, err = dc.decoderContext(ctx, w)
+	} else {
+		b, err = a.Decoder(w)
+	}
 	if err != nil {
+		return Metrics{}, err
+	}
+	if err := ctx.Err(); err != nil {
 		return Metrics{}, err
 	}
 	n := s.N()
@@ -212,11 +240,16 @@ func Evaluate(s Strategy, w *Workload, p participation.Schema) (Metrics, error) 
 		fro2 += r
 		worst = math.Max(worst, r)
 	}
-	var bc mat.Dense
-	bc.Mul(b, a.Encoder())
-	bc.Sub(&bc, w.A())
-	res := mat.Norm(&bc, 2) / mat.Norm(w.A(), 2)
+	bc, err := mulContext(ctx, b, a.Encoder())
+	if err != nil {
+		return Metrics{}, err
+	}
+	bc.Sub(bc, w.A())
+	res := mat.Norm(bc, 2) / mat.Norm(w.A(), 2)
 	loss := sens.Value * sens.Value * fro2
+	if math.IsInf(loss, 0) || math.IsNaN(loss) {
+		return Metrics{}, fmt.Errorf("strategy: %s: the loss sens²·‖B‖²_F = %v·%v is not a finite float64 (workload entries too large?)", s, sens.Value*sens.Value, fro2)
+	}
 	var params Parameters
 	if ps, ok := s.(Parameterized); ok {
 		params = ps.Parameters()

@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"context"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -102,6 +103,13 @@ func ToeplitzSensitivity(c []float64, n int, p participation.Schema) (Sensitivit
 // first column ci, through dense operands (the parallel Dgemm; triangular
 // operands take gonum's element-by-element path).
 func toeplitzDecoder(w *Workload, ci []float64) *mat.Dense {
+	b, _ := toeplitzDecoderContext(context.Background(), w, ci)
+	return b
+}
+
+// toeplitzDecoderContext is toeplitzDecoder by mulContext (the same bits),
+// or ctx's error.
+func toeplitzDecoderContext(ctx context.Context, w *Workload, ci []float64) (*mat.Dense, error) {
 	n := len(ci)
 	t := mat.NewDense(n, n, nil)
 	for i := 0; i < n; i++ {
@@ -110,8 +118,7 @@ func toeplitzDecoder(w *Workload, ci []float64) *mat.Dense {
 			row[j] = ci[i-j]
 		}
 	}
-	var a, b mat.Dense
+	var a mat.Dense
 	a.CloneFrom(w.A())
-	b.Mul(&a, t)
-	return &b
+	return mulContext(ctx, &a, t)
 }

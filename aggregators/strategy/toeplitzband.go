@@ -106,6 +106,10 @@ func (s *BandedToeplitz) Decoder(w *Workload) (*mat.Dense, error) {
 	return toeplitzDecoder(w, s.ci), nil
 }
 
+func (s *BandedToeplitz) decoderContext(ctx context.Context, w *Workload) (*mat.Dense, error) {
+	return toeplitzDecoderContext(ctx, w, s.ci)
+}
+
 // Sensitivity: ToeplitzSensitivity when exact, else SensitivityOf.
 func (s *BandedToeplitz) Sensitivity(p participation.Schema) (Sensitivity, error) {
 	if sens, ok := ToeplitzSensitivity(s.c, s.n, p); ok {

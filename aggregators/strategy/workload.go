@@ -48,17 +48,23 @@ func Momentum(n int, beta float64, eta []float64) *Workload {
 		panic("strategy: learning-rate schedule length mismatch")
 	}
 	a := mat.NewTriDense(n, mat.Lower, nil)
-	for j := 0; j < n; j++ {
-		// Column j: A_ij = A_{i-1,j} + η_i β^{i−j}.
-		s, p := 0.0, 1.0
-		for i := j; i < n; i++ {
-			e := 1.0
-			if eta != nil {
-				e = eta[i]
-			}
-			s += e * p
-			p *= beta
-			a.SetTri(i, j, s)
+	// Column j: A_ij = A_{i-1,j} + η_i β^{i−j}, with s_j and p_j = β^{i−j}
+	// carried from row to row (the same operations in the same order as
+	// down each column, written row by row: at large n, column order
+	// missed the cache on every entry).
+	raw := a.RawTriangular()
+	s, p := make([]float64, n), make([]float64, n)
+	for i := 0; i < n; i++ {
+		p[i] = 1
+		e := 1.0
+		if eta != nil {
+			e = eta[i]
+		}
+		row := raw.Data[i*raw.Stride : i*raw.Stride+i+1]
+		for j := range row {
+			s[j] += e * p[j]
+			p[j] *= beta
+			row[j] = s[j]
 		}
 	}
 	name := "momentum"
@@ -146,6 +152,7 @@ func Custom(name string, a mat.Matrix) (*Workload, error) {
 		return nil, fmt.Errorf("strategy: workload %s is %d×%d, want a square matrix with at least one row", name, r, c)
 	}
 	t := mat.NewTriDense(r, mat.Lower, nil)
+	sq := 0.0 // ‖A‖²_F: the metrics square A's entries
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {
 			x := a.At(i, j)
@@ -158,8 +165,12 @@ func Custom(name string, a mat.Matrix) (*Workload, error) {
 				return nil, fmt.Errorf("strategy: workload %s: diagonal entry (%d,%d) is 0 (A must be invertible)", name, i+1, i+1)
 			case j <= i:
 				t.SetTri(i, j, x)
+				sq += x * x
 			}
 		}
+	}
+	if math.IsInf(sq, 0) {
+		return nil, fmt.Errorf("strategy: workload %s: entries too large: the sum of their squares overflows float64 (scale A down)", name)
 	}
 	return &Workload{Name: name, a: t, custom: true}, nil
 }
@@ -185,8 +196,17 @@ func IdentityWorkload(n int) *Workload {
 // entries separated by spaces, tabs or commas; blank lines and lines
 // starting with # are skipped. See Custom for what A must be.
 func ReadWorkload(r io.Reader, name string) (*Workload, error) {
+	return ReadWorkloadLimit(r, name, 0)
+}
+
+// ReadWorkloadLimit is ReadWorkload refusing, as soon as it is read, a row
+// of more than maxN entries (maxN > 0), a row longer than the first or more
+// rows than the first has entries: memory stays within a few times maxN²
+// float64s (lines are at most 1 GB) whatever the file holds.
+func ReadWorkloadLimit(r io.Reader, name string, maxN int) (*Workload, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	isSep := func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }
 	var rows [][]float64
 	line := 0
 	for sc.Scan() {
@@ -195,7 +215,27 @@ func ReadWorkload(r io.Reader, name string) (*Workload, error) {
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
-		fields := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+		// Count the entries before splitting (a long line of separators
+		// would otherwise allocate a string header per entry).
+		count, in := 0, false
+		for _, c := range text {
+			if sep := isSep(c); !sep && !in {
+				count++
+				in = true
+			} else if sep {
+				in = false
+			}
+		}
+		if maxN > 0 && count > maxN {
+			return nil, fmt.Errorf("strategy: workload %s line %d: %d entries, above the %d rounds that fit in memory", name, line, count, maxN)
+		}
+		if len(rows) > 0 && count != len(rows[0]) {
+			return nil, fmt.Errorf("strategy: workload %s line %d: %d entries, the first row has %d", name, line, count, len(rows[0]))
+		}
+		if len(rows) > 0 && len(rows) == len(rows[0]) {
+			return nil, fmt.Errorf("strategy: workload %s has %d rows of %d entries (or more), want a square matrix", name, len(rows)+1, len(rows[0]))
+		}
+		fields := strings.FieldsFunc(text, isSep)
 		row := make([]float64, len(fields))
 		for i, f := range fields {
 			x, err := strconv.ParseFloat(f, 64)
@@ -203,9 +243,6 @@ func ReadWorkload(r io.Reader, name string) (*Workload, error) {
 				return nil, fmt.Errorf("strategy: workload %s line %d: entry %d %q is not a number", name, line, i+1, f)
 			}
 			row[i] = x
-		}
-		if len(rows) > 0 && len(row) != len(rows[0]) {
-			return nil, fmt.Errorf("strategy: workload %s line %d: %d entries, the first row has %d", name, line, len(row), len(rows[0]))
 		}
 		rows = append(rows, row)
 	}

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -72,9 +73,55 @@ func TestReadWorkload(t *testing.T) {
 		"1 0\n1 0\n":       "diagonal entry (2,2) is 0",
 		"1 0\n1 NaN\n":     "is NaN",
 		"1 0 0\n0 1 0\n0 ": "line 3: 1 entries",
+		"1e300 0\n1 1\n":   "sum of their squares overflows",
 	} {
 		if _, err := ReadWorkload(strings.NewReader(in), "bad"); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%q: error %v, want %q", in, err, msg)
 		}
+	}
+}
+
+// TestMomentumRowOrderBitIdentical: Momentum, built row by row, has the
+// bits of the column-by-column recurrence A_ij = A_{i−1,j} + η_i β^{i−j}.
+func TestMomentumRowOrderBitIdentical(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		beta float64
+		eta  []float64
+	}{{1, 0, nil}, {7, 0, nil}, {50, 0.9, nil}, {33, 0.37, LinearCooldown(33, 10, 0.05)}, {64, 0, LinearCooldown(64, 64, 0.01)}} {
+		w := Momentum(c.n, c.beta, c.eta)
+		for j := 0; j < c.n; j++ {
+			s, p := 0.0, 1.0
+			for i := j; i < c.n; i++ {
+				e := 1.0
+				if c.eta != nil {
+					e = c.eta[i]
+				}
+				s += e * p
+				p *= c.beta
+				if got := w.A().At(i, j); math.Float64bits(got) != math.Float64bits(s) {
+					t.Fatalf("n %d β %v: A[%d,%d] = %v, column recurrence %v", c.n, c.beta, i, j, got, s)
+				}
+			}
+		}
+	}
+}
+
+// TestReadWorkloadLimit: a row longer than maxN, or rows beyond the first
+// row's length, are refused as soon as they are read (a long line of
+// separators is counted, not split), and a file within the limit reads as
+// ReadWorkload does.
+func TestReadWorkloadLimit(t *testing.T) {
+	long := strings.Repeat("0 ", 1<<20) + "1\n"
+	if _, err := ReadWorkloadLimit(strings.NewReader(long), "long", 1000); err == nil || !strings.Contains(err.Error(), "1048577 entries, above the 1000 rounds") {
+		t.Errorf("long row: %v", err)
+	}
+	tall := "1 0\n1 1\n" + strings.Repeat("1 1\n", 1<<16)
+	if _, err := ReadWorkloadLimit(strings.NewReader(tall), "tall", 1000); err == nil || !strings.Contains(err.Error(), "3 rows of 2 entries (or more)") {
+		t.Errorf("tall: %v", err)
+	}
+	w, err := ReadWorkloadLimit(strings.NewReader("1 0\n0.5 1\n"), "ok", 2)
+	if err != nil || w.N() != 2 || w.A().At(1, 0) != 0.5 {
+		t.Errorf("2×2 within the limit: %v", err)
 	}
 }

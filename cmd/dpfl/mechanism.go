@@ -94,7 +94,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 		nu       = fs.Float64("nu", -1, "nu of nu-ftrl in [0,1) (default: tuned by the prefix-sum loss)")
 		nuBands  = fs.Int("nu-bands", 0, "truncate nu-ftrl's C to this many Toeplitz coefficients (banded; default: all)")
 		memory   = fs.String("memory", "", "compare BLT with BandMF at equal noise memory: a comma-separated `list` of vectors kept between rounds (m buffers vs m+1 bands)")
-		buffers  = fs.Int("buffers", 0, "buffers of blt (default: BandMF's noise memory, bands - 1, at most 8; required under single participation without -bands)")
+		buffers  = fs.Int("buffers", 0, "buffers of blt, at most 64 (default: BandMF's noise memory, bands - 1, at most 8; required under single participation without -bands)")
 		part     = fs.String("participation", "single", "single, kb ((k,b)-participation) or minsep (b-min-sep, at most k)")
 		k        = fs.Int("k", 1, "maximum participations (kb, minsep)")
 		b        = fs.Int("b", 0, "separation between participations (kb, minsep)")
@@ -127,6 +127,9 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !(*maxMem > 0) || math.IsInf(*maxMem, 0) {
+		return usageErr("-max-memory %v must be a positive number of GB", *maxMem)
+	}
 	var fileWorkload *strategy.Workload
 	if *wlFile != "" {
 		for _, f := range []string{"workload", "momentum", "lr-schedule", "warmup", "cooldown", "final-lr"} {
@@ -134,11 +137,23 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 				return usageErr("-%s does not apply to -workload-file (the file is the whole workload)", f)
 			}
 		}
+		// A FIFO or device would block the open or never end: only
+		// regular files are read, and rows are refused beyond the n
+		// whose smallest strategy fits in -max-memory.
+		if st, err := os.Stat(*wlFile); err == nil && !st.Mode().IsRegular() {
+			return usageErr("-workload-file %s is %s, not a regular file", *wlFile, fileKind(st.Mode()))
+		}
 		f, err := os.Open(*wlFile)
 		if err != nil {
 			return usageErr("-workload-file: %v", err)
 		}
-		fileWorkload, err = strategy.ReadWorkload(f, *wlFile)
+		maxN := 1
+		for step := 1 << 30; step > 0; step >>= 1 {
+			if strategy.MemoryBytes("identity", maxN+step, 1) <= *maxMem*1e9 {
+				maxN += step
+			}
+		}
+		fileWorkload, err = strategy.ReadWorkloadLimit(f, *wlFile, maxN)
 		f.Close()
 		if err != nil {
 			return usageErr("-workload-file: %s", strings.TrimPrefix(err.Error(), "strategy: "))
@@ -160,9 +175,6 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 		}
 		req.name = m
 	}
-	if !(*maxMem > 0) || math.IsInf(*maxMem, 0) {
-		return usageErr("-max-memory %v must be a positive number of GB", *maxMem)
-	}
 	// Refuse an n whose matrices cannot fit before allocating any: the
 	// named strategy's estimate, or the smallest one's for a comparison.
 	check := req.name.Strategy
@@ -179,8 +191,11 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 		}
 		for _, f := range strings.Split(*memory, ",") {
 			m, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || m < 1 || m+1 > *n {
+			if err != nil || m < 1 || m >= *n { // m >= n, not m+1 > n: m+1 overflows at the largest int
 				return usageErr("-memory %q: want positive integers below n (vectors kept between rounds)", *memory)
+			}
+			if m > strategy.BLTMaxBuffers {
+				return usageErr("-memory %d: blt takes at most %d buffers", m, strategy.BLTMaxBuffers)
 			}
 			req.memories = append(req.memories, m)
 		}
@@ -314,6 +329,8 @@ func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[str
 		return "-bands must be in [1, n]"
 	case set["buffers"] && (buffers < 1 || buffers > n):
 		return "-buffers must be in [1, n]"
+	case set["buffers"] && buffers > strategy.BLTMaxBuffers:
+		return fmt.Sprintf("-buffers %d: blt takes at most %d buffers", buffers, strategy.BLTMaxBuffers)
 	case p.Kind == participation.Single && m.Strategy == "blt" && !set["buffers"] && !set["bands"]:
 		return "-strategy blt under single participation needs -buffers (or -bands: the BandMF memory to match)"
 	case !(gap > 0 && gap < 1):
@@ -332,9 +349,27 @@ func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[str
 
 // cmdMechanism compares noise mechanisms offline (issue 4).
 func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	req, code, ok := parseMechanism(args, stderr)
-	if !ok {
-		return code
+	// Parsing builds the workload (dense n×n) and may read a large
+	// workload file: it runs aside, so that a signal ends it at once.
+	type parsed struct {
+		req  mechanismRequest
+		code int
+		ok   bool
+	}
+	done := make(chan parsed, 1)
+	go func() {
+		req, code, ok := parseMechanism(args, stderr)
+		done <- parsed{req, code, ok}
+	}()
+	var req mechanismRequest
+	select {
+	case p := <-done:
+		if !p.ok {
+			return p.code
+		}
+		req = p.req
+	case <-ctx.Done():
+		return exitInterrupted
 	}
 	if len(req.memories) > 0 {
 		return memoryComparison(ctx, req, stdout, stderr)
@@ -375,7 +410,7 @@ func evaluateMechanism(ctx context.Context, req mechanismRequest) (strategy.Comp
 	if err != nil {
 		return strategy.Comparison{}, err
 	}
-	m, err := strategy.Evaluate(s, req.cfg.Workload, req.cfg.Participation)
+	m, err := strategy.EvaluateContext(ctx, s, req.cfg.Workload, req.cfg.Participation)
 	if err != nil {
 		return strategy.Comparison{}, err
 	}
@@ -573,4 +608,19 @@ func memoryComparison(ctx context.Context, req mechanismRequest, stdout, stderr 
 		}
 	}
 	return exitOK
+}
+
+// fileKind names what a path that is not a regular file is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a file"
 }

@@ -412,9 +412,48 @@ func TestMechanismMemoryComparison(t *testing.T) {
 	if code, out, _ := runMechanism(t, "-n", "64", "-memory", "2", "-cache", ""); code != 0 || !strings.Contains(out, "BLT with m buffers vs BandMF with m+1 bands") {
 		t.Errorf("text: exit %d %q", code, out)
 	}
-	for _, args := range [][]string{{"-n", "8", "-memory", "0"}, {"-n", "8", "-memory", "8"}, {"-n", "8", "-memory", "x"}, {"-n", "8", "-memory", "2", "-strategy", "blt"}} {
+	for _, args := range [][]string{{"-n", "8", "-memory", "0"}, {"-n", "8", "-memory", "8"}, {"-n", "8", "-memory", "x"}, {"-n", "8", "-memory", "2", "-strategy", "blt"},
+		{"-n", "8", "-memory", "9223372036854775807"}, {"-n", "8", "-memory", "1,9223372036854775807"}, {"-n", "8", "-memory", "99999999999999999999"},
+		{"-n", "100", "-memory", "2,65"}} {
 		if code, _, errs := runMechanism(t, args...); code != 2 || !strings.Contains(errs, "-memory") {
 			t.Errorf("%v: exit %d %q", args, code, errs)
+		}
+	}
+}
+
+// TestMechanismBLTBufferCap: -buffers above strategy.BLTMaxBuffers is a
+// usage error naming the flag (BLT's optimization grows as buffers²: 1,000
+// buffers would not finish).
+func TestMechanismBLTBufferCap(t *testing.T) {
+	for _, m := range []string{"65", "1000"} {
+		if code, _, errs := runMechanism(t, "-n", "1000", "-strategy", "blt", "-buffers", m, "-cache", ""); code != 2 || !strings.Contains(errs, "-buffers "+m) || !strings.Contains(errs, "at most 64") {
+			t.Errorf("-buffers %s: exit %d %q", m, code, errs)
+		}
+	}
+}
+
+// TestMechanismIntExtremes: every integer flag at the largest int is an
+// answer or one usage line naming the flag, never a panic or a hang: -k
+// and -b above n mean at most one participation (an answer), the counts
+// bounded by n are refused, -n is refused by the memory estimate.
+func TestMechanismIntExtremes(t *testing.T) {
+	const big = "9223372036854775807"
+	if code, out, errs := runMechanism(t, "-n", "10", "-participation", "kb", "-k", big, "-b", big, "-cache", ""); code != 0 || !strings.Contains(out, "dpfedavg") {
+		t.Errorf("-k, -b %s: exit %d %q", big, code, errs)
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"-n", big}},
+		{[]string{"-n", "10", "-restart-every", big}},
+		{[]string{"-n", "10", "-participation", "kb", "-k", "1", "-b", "5", "-bands", big}},
+		{[]string{"-n", "10", "-strategy", "blt", "-buffers", big}},
+		{[]string{"-n", "10", "-strategy", "nu-ftrl", "-nu-bands", big}},
+		{[]string{"-n", "10", "-memory", big}},
+		{[]string{"-n", "10", "-lr-schedule", "cosine", "-cooldown", "5", "-warmup", big}},
+	} {
+		flagName := c.args[len(c.args)-2]
+		code, _, errs := runMechanism(t, append(c.args, "-cache", "")...)
+		if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, strings.TrimPrefix(flagName, "-")) {
+			t.Errorf("%v: exit %d %q", c.args, code, errs)
 		}
 	}
 }
