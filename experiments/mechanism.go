@@ -4,6 +4,7 @@ import (
 	"context"
 	"dpfl/privacy"
 	"fmt"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -86,10 +87,19 @@ func (p *Plan) buildStrategy(ctx context.Context, part participation.Schema, cac
 	if dir == "" {
 		dir = cacheDir
 	}
-	var cache *strategy.Cache
+	// The build may go on in a goroutine of its own after ctx is done
+	// (strategy.Build returns at once then): its warnings are collected
+	// under a lock and kept only when it returned.
+	var (
+		mu    sync.Mutex
+		warns []string
+		cache *strategy.Cache
+	)
 	if dir != "" {
 		cache = &strategy.Cache{Dir: dir, Warn: func(err error) {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("aggregator.cache: %v", err))
+			mu.Lock()
+			defer mu.Unlock()
+			warns = append(warns, fmt.Sprintf("aggregator.cache: %v", err))
 		}}
 	}
 	scfg := ag.StrategyConfig(cfg.aggregatorRun(), part, cache)
@@ -97,6 +107,9 @@ func (p *Plan) buildStrategy(ctx context.Context, part participation.Schema, cac
 	if err != nil {
 		return nil, fmt.Errorf("experiments: aggregator %s: %w", ag.Kind, err)
 	}
+	mu.Lock()
+	p.Warnings = append(p.Warnings, warns...)
+	mu.Unlock()
 	return s, nil
 }
 
