@@ -12,10 +12,10 @@ import (
 
 // AGD is the server side of DP-AGD (Lee and Kifer 2018, "Concentrated
 // Differentially Private Gradient Descent with Adaptive per-Iteration
-// Privacy Budget"; ALGORITHMS.md §5.7) in federated rounds: the "gradient"
+// Privacy Budget", KDD 2018) in federated rounds: the "gradient"
 // is the cohort's clipped, summed model update, and the step size is
 // chosen by a noisy max over the cohort's clipped losses. Every release is
-// paid from a zCDP Ledger (LK18 Lemma 3.5: expenses add), and the run stops
+// paid from a zCDP Ledger (Lee and Kifer 2018 Lemma 3.5: expenses add), and the run stops
 // when the next release does not fit: the number of rounds is an outcome.
 //
 // One round t, with ρ_ng the current gradient budget:
@@ -31,11 +31,12 @@ import (
 //
 // The losses are monotone in a client (zero-out replaces L_i by 0 in every
 // Ω_j, all changes of one sign and at most C_obj), so Lap(C_obj/ε) makes the
-// noisy max ε-DP, i.e. ε²/2-zCDP (LK18 Lemma 3.7). The averaged gradient is
+// noisy max ε-DP, i.e. ε²/2-zCDP (Lee and Kifer 2018 Lemma 3.7). The averaged gradient is
 // unbiased with the variance of one ρ'-measurement; the unnormalized
-// gradients are averaged (ALGORITHMS.md §5.7's note). Φ is α_max·{0, 1/n,
+// gradients are averaged (the slides average the normalized ones, but the
+// weights assume equal scales), then normalized again. Φ is α_max·{0, 1/n,
 // …, 1}; every StepEvery rounds α_max ← (1+γ)·max of the steps taken in
-// them (LK18's step-size range). Noise comes from the streams
+// them (Lee and Kifer's step-size range). Noise comes from the streams
 // ("agd-gradient", t, k) and ("agd-max", t, k), k the attempt in the round.
 //
 // A release is made only after the ledger has accepted its cost, and a
@@ -208,7 +209,7 @@ func (a *AGD) Remeasure(round int) (bool, error) {
 }
 
 // NoisyMax returns argmax_j (−losses[j] + Lap(scale)) with the Laplace
-// noise drawn from r (the lowest index on a tie): report-noisy-max of LK18
+// noise drawn from r (the lowest index on a tie): report-noisy-max of Lee and Kifer 2018
 // Algorithm 1 on −Ω, ε-DP for losses monotone in a record with sensitivity
 // scale·ε.
 func NoisyMax(losses []float64, scale float64, r interface{ ExpFloat64() float64 }) int {

@@ -166,7 +166,7 @@ func TestServerSGDResume(t *testing.T) {
 }
 
 // TestLRSchedule: the linear cooldown equals strategy.LinearCooldown (the
-// NUMBERS.md §D.3 workload) to 1e-15; warmup reaches 1 at its last round;
+// cooldown workload of the strategy reference losses) to 1e-15; warmup reaches 1 at its last round;
 // cosine and linear agree at the ends and midpoint and cosine is below
 // linear in the first half of a warmup; Step uses the round's factor; bad
 // schedules are refused.

@@ -50,7 +50,7 @@ type Config struct {
 	// optimized for: prefix (the default: prefix sums, i.e. constant-LR SGD
 	// without momentum) or server (the server optimizer's own trajectory,
 	// A = S·diag(η)·M_β with server.momentum β and the server.lr_schedule
-	// factors η; D22 §4 and ALGORITHMS.md §7: optimal-mf is then optimal for
+	// factors η; Denisov et al. 2022 §4: optimal-mf is then optimal for
 	// that optimizer). Privacy does not depend on it. With momentum or a
 	// schedule, optimal-mf uses the dense eigensolver: O(rounds³) per
 	// iteration, minutes above ~1000 rounds.
@@ -172,7 +172,7 @@ func (c *Config) validateAdaptive(r Run, add Problems) {
 		add("clip_count_stddev", "%v is below %g: the count's privacy loss, 1/(2·clip_count_stddev)² per release, overflows (0: the expected cohort / 20)", s, MinClipCountStddev)
 	}
 	if r.Participation.Kind == participation.KBPoisson {
-		add("clip_quantile", "adaptive clipping with kb-poisson sampling is not supported: BandMF's amplification (BMF23 §5) is proved for the update alone, not for the update and the clip count together (use participation kind poisson with dpfedavg, or an unsampled schema)")
+		add("clip_quantile", "adaptive clipping with kb-poisson sampling is not supported: BandMF's amplification (Choquette-Choo et al. 2023 §5) is proved for the update alone, not for the update and the clip count together (use participation kind poisson with dpfedavg, or an unsampled schema)")
 	}
 }
 

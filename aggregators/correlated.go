@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// Correlated is the matrix-mechanism aggregator (seed 003 Alg. 1 in
+// Correlated is the matrix-mechanism aggregator (Choquette-Choo et al. 2023 Alg. 1 in
 // gradient space): round t's privatized sum is Σ clip(Δ_i) + NoiseStd · w_t,
 // with w_t the t-th row of C⁻¹Z streamed by Noise, divided by the fixed
 // expected cohort. NoiseStd = sigma · clip · sens(C) with sigma normalized to

@@ -13,7 +13,7 @@
 // The server optimizer (a ServerOptimizer: ServerSGD, SGD with optional
 // heavy-ball momentum, or ServerAdaptive, Reddi et al.'s FedAdam, FedYogi
 // and FedAdagrad; both with a learning-rate schedule of the round) consumes
-// the privatized update; it is post-processing and does not affect privacy. DP-FTRLM (K21 §4.1, momentum
+// the privatized update; it is post-processing and does not affect privacy. DP-FTRLM (Kairouz et al. 2021 §4.1, momentum
 // on the tree's noisy prefix sums) is exactly the tree's Correlated
 // aggregator followed by ServerSGD with that momentum and LR = 1/λ
 // (TestDPFTRLMIsServerMomentum).
@@ -48,13 +48,13 @@
 //     matrix mechanism with the block-diagonal strategy diag(C, I), whose
 //     sensitivity² is at most sens(C)² + K·(σ·sens/(2σ_b))² for a client
 //     with at most K participations. Its privacy holds for adaptively
-//     chosen inputs (D22 Thm 2.1, any C with Gaussian noise), which covers
+//     chosen inputs (Denisov et al. 2022 Thm 2.1, any C with Gaussian noise), which covers
 //     the clip norm and the model depending on earlier releases. The event
 //     is μ-GDP with μ² = 1/σ² + K/(4σ_b²): an upper bound (tight when the
 //     pattern that maximizes sens(C) has K participations).
 //
 // What is not proved, and refused: correlated noise under kb-poisson
-// sampling (BandMF's amplification, BMF23 §5, is derived for the update
+// sampling (BandMF's amplification, Choquette-Choo et al. 2023 §5, is derived for the update
 // alone; extending it to the pair with the count's identity strategy is
 // plausible but not done here), and population scaling (the count's noise
 // is not scaled to the simulated population). The count's noise must be
@@ -85,4 +85,32 @@
 // Package aggregators imports sim/rng, aggregators/strategy, privacy (the
 // mechanism's events) and participation (the schema value and realized
 // schedule); it never imports training code.
+//
+// # References
+//
+// The strategies themselves, and the papers behind them, are documented in
+// package aggregators/strategy. Cited here by short name:
+//
+//   - Kairouz, McMahan, Song, Thakkar, Thakurta and Xu (2021), "Practical and
+//     Private (Deep) Learning Without Sampling or Shuffling", ICML 2021,
+//     arXiv:2103.00039: tree-aggregation DP-FTRL, DP-FTRLM (§4.1).
+//   - Denisov, McMahan, Rush, Smith and Thakurta (2022), "Improved
+//     Differential Privacy for SGD via Optimal Private Linear Operators on
+//     Adaptive Streams", NeurIPS 2022, arXiv:2202.08312: privacy of any
+//     factorization with Gaussian noise for adaptive inputs (Thm 2.1), the
+//     learning-rate cooldown (§5).
+//   - Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu (2023),
+//     "(Amplified) Banded Matrix Factorization: A unified approach to
+//     private training", NeurIPS 2023, arXiv:2306.08153: BandMF and its
+//     amplification by sampling (§5), multi-epoch MF.
+//   - Choquette-Choo, Dvijotham, Pillutla, Ganesh, Steinke and Thakurta
+//     (2024), "Correlated Noise Provably Beats Independent Noise for
+//     Differentially Private Learning", ICLR 2024, arXiv:2310.06771: ν-DP-FTRL.
+//   - Lee and Kifer (2018), "Concentrated Differentially Private Gradient
+//     Descent with Adaptive per-Iteration Privacy Budget", KDD 2018: DP-AGD.
+//   - Dvijotham, McMahan, Pillutla, Steinke and Thakurta (2024), "Efficient
+//     and Near-Optimal Noise Generation for Streaming Differential Privacy",
+//     arXiv:2404.16706, and McMahan, Xu and Zhang (2024), "A Hassle-free
+//     Algorithm for Private Learning in Practice: Don't Use Tree Aggregation,
+//     Use BLTs", arXiv:2408.08868: BLT.
 package aggregators

@@ -112,13 +112,13 @@ func KindNames() []string { return kindsWhere(func(*Kind) bool { return true }) 
 type TreeConfig struct {
 	// Estimator: vanilla (sum of dyadic nodes), online (Honaker's
 	// estimator from below; the default) or full (minimum-variance
-	// pseudo-inverse). DP-FTRLM (K21 §4.1) is kind tree with
-	// server.momentum (γ = 0.9 in K21) and server.lr = 1/λ: its momentum on
+	// pseudo-inverse). DP-FTRLM (Kairouz et al. 2021 §4.1) is kind tree with
+	// server.momentum (γ = 0.9 in Kairouz et al. 2021) and server.lr = 1/λ: its momentum on
 	// the noisy prefix sums is exactly heavy-ball momentum on the per-round
 	// updates.
 	Estimator string `yaml:"estimator"`
 	// Restart: none (the default: one tree over the whole run) or epoch (a
-	// new tree every participation.b rounds, K21 TreeRestart; needs
+	// new tree every participation.b rounds, Kairouz et al. 2021 TreeRestart; needs
 	// participation kb or minsep). C is then block-diagonal with one tree
 	// per block; the sensitivity is computed exactly for the blocks (under
 	// (k,b) or b-min-sep, k̂·(per-tree levels) when each client takes part

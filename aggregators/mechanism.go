@@ -53,7 +53,7 @@ type ClipCount struct{ Std float64 }
 
 // WithClipCount returns a copy of m whose events include adaptive
 // clipping's noisy count with noise std std (σ_b > 0). It is refused for
-// kb-poisson sampling, whose amplification (BMF23 §5) has not been derived
+// kb-poisson sampling, whose amplification (Choquette-Choo et al. 2023 §5) has not been derived
 // for the pair of releases.
 func (m *Mechanism) WithClipCount(std float64) (*Mechanism, error) {
 	if !(std > 0) || math.IsInf(std, 0) {
@@ -100,7 +100,7 @@ func (s *Sampling) chances(t int) int {
 //     Gaussian mechanism over the whole run.
 //
 // The denominator is the schedule's target cohort, or under sampling the
-// expected one: q · clients (poisson), q · clients / b (kb-poisson, BMF23
+// expected one: q · clients (poisson), q · clients / b (kb-poisson, Choquette-Choo et al. 2023
 // §5).
 func NewMechanism(s strategy.Strategy, declared participation.Schema, sched *participation.Schedule, st participation.Stats) (*Mechanism, error) {
 	m := &Mechanism{Strategy: s, Denominator: float64(sched.Cohort)}
@@ -179,7 +179,7 @@ func (m *Mechanism) Event(sigma float64) privacy.Event { return m.EventThrough(s
 // EventThrough returns the privacy event of rounds 0..t-1 (1 ≤ t ≤ N) at
 // noise multiplier sigma:
 //   - sampled: the composition of a Poisson-sampled Gaussian with noise
-//     multiplier sigma over the chances a client has in those rounds (BMF23
+//     multiplier sigma over the chances a client has in those rounds (Choquette-Choo et al. 2023
 //     §5 Thm 4 for kb-poisson: the rows a client's participations touch are
 //     disjoint blocks, each an adaptive query on one Poisson sample);
 //   - independent noise: each realized participation is a Gaussian

@@ -13,7 +13,7 @@ import (
 // noise, w = W z (rounds × latents): C̃⁻¹ for strategies with a square
 // lower-triangular factor, and for trees the first differences of the
 // estimator's prefix weights (the noise added in round t is the estimate of
-// prefix t minus that of prefix t−1, K21 Thm B.1), over one latent per node;
+// prefix t minus that of prefix t−1, Kairouz et al. 2021 Thm B.1), over one latent per node;
 // for restarted trees the weights are block-diagonal (a block's first round
 // gets its own tree's first estimate).
 func NoiseWeights(s strategy.Strategy) (*mat.Dense, error) {

@@ -10,7 +10,7 @@ import (
 // `dpfl mechanism -strategy` and the output tables. A name is a kind of
 // Kinds, or a kind with its variant parameters set (tree-online is kind tree
 // with estimator online); a few are evaluated only by dpfl mechanism (the
-// "-f" variants of BMF23 App. B).
+// "-f" variants of Choquette-Choo et al. 2023 App. B).
 type Name struct {
 	Name     string
 	Kind     string   // its aggregator kind ("" for dpfl mechanism only)

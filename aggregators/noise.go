@@ -284,8 +284,7 @@ type Banded struct {
 
 // bandedBlock is the largest number of coordinates Banded processes at a
 // time (32 KB of float64); bandedCache is the bytes of history blocks a
-// batch pass keeps in cache (half the 1 MB L2 of the project machine's
-// cores), which sets the block size for many bands; bandedBatch caps the
+// batch pass keeps in cache (half of a 1 MB L2 cache), which sets the block size for many bands; bandedBatch caps the
 // rounds of a batch.
 const (
 	bandedBlock = 4096
@@ -406,17 +405,10 @@ func (s *Banded) batch(t0, m int) {
 // axpy8 is eight axpy passes in one loop, evaluated left to right like
 // axpy4: the same operations in the same order (bit-identical noise; the
 // conversions float64(a·x) keep the compiler from fusing a multiply-add,
-// which it may do for GOAMD64=v3, so every build rounds as the AVX2 kernel). BenchmarkNoiseBandMF64 against
-// BenchmarkNoiseIdentity, alternating binaries on the shared 2-core machine
-// (load average ≈ 8–9): with axpy4 only 80/120/76 ms vs 16.3/15.9/15.8 ms
-// (4.9x, 7.6x, 4.8x), with axpy8 62/117/66 ms vs 13.9/19.0/12.7 ms (4.4x,
-// 6.2x, 5.2x). The round reads 63 history vectors of 8 MB: memory
-// bandwidth kept it above 3x. Issue 18, side by side (640 rounds, load
-// average 5–6): rounds in batches (Banded.batch) 31/31/36/37 ms vs identity
-// 8.3/8.8/8.6/8.5 ms (3.6–4.3x; the pass before: 41/43/44/46 ms vs
-// 10.2/8.7/10.1/8.3 ms, 4.0–5.5x): arithmetic bound; with the AVX2 kernel
-// 22/20/18/18 ms vs 9.2/9.4/8.1/7.8 ms (2.1–2.4x; before, in the same run:
-// 45/51/46/45 ms vs 11.1/11.4/9.4/9.9 ms, 4.0–4.8x).
+// which it may do for GOAMD64=v3, so every build rounds as the AVX2 kernel).
+// Eight history vectors per pass instead of four halve the passes over dst;
+// a BandMF round reads 63 history vectors and is bound by memory bandwidth
+// and arithmetic, so rounds are also processed in batches (Banded.batch).
 //
 // On amd64 with AVX2 the first len(dst) &^ 15 coordinates go through
 // axpy8AVX2 (four lanes, separate multiply and add: the same roundings in

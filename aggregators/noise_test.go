@@ -257,7 +257,7 @@ func TestSeekNegativeControl(t *testing.T) {
 	}
 }
 
-// TestDPFTRLMIsServerMomentum: DP-FTRLM (K21 §4.1: v_t = γ v_{t−1} + s_t,
+// TestDPFTRLMIsServerMomentum: DP-FTRLM (Kairouz et al. 2021 §4.1: v_t = γ v_{t−1} + s_t,
 // θ_{t+1} = θ_0 − v_t/λ, with s_t the tree's noisy prefix sum of the
 // gradients) is the Correlated aggregator with tree noise followed by
 // ServerSGD with momentum γ and learning rate 1/λ: the two trajectories
@@ -282,7 +282,7 @@ func TestDPFTRLMIsServerMomentum(t *testing.T) {
 				grads[i][j] = float32(0.1 * r.NormFloat64())
 			}
 		}
-		// K21's form.
+		// Kairouz et al.'s form.
 		theta0 := []float64{1, -1, 0.5, 2}
 		want := make([][]float64, n)
 		v, prefix := make([]float64, d), make([]float64, d)

@@ -31,8 +31,8 @@ func (s LRShape) String() string {
 // LRSchedule multiplies the server learning rate in round t (0-based) of a
 // Rounds-round run by Factor(t): a warmup from 1/Warmup up to 1 over the first
 // Warmup rounds, 1 in between, and a cooldown over the last Cooldown rounds
-// down to Final in the last round (the "cooldown" of D22 §5 and NUMBERS.md
-// §D.3: linear, Cooldown = 64 of 256, Final = 0.05). The zero value is the
+// down to Final in the last round (the "cooldown" of Denisov et al. 2022 §5; the
+// strategy reference losses use it linear, Cooldown = 64 of 256, Final = 0.05). The zero value is the
 // constant schedule.
 type LRSchedule struct {
 	Shape    LRShape

@@ -17,8 +17,8 @@ import (
 )
 
 // TestExampleRunIDsStable: the example configurations that use none of
-// issue 19's keys (server.optimizer adam/yogi/adagrad, adaptive clipping,
-// DP-AGD) keep the run IDs they had before those keys existed, so their
+// the server-optimizer and algorithm keys (server.optimizer
+// adam/yogi/adagrad, adaptive clipping, DP-AGD) keep the run IDs they had before those keys existed, so their
 // finished results are still recognized.
 func TestExampleRunIDsStable(t *testing.T) {
 	for file, want := range map[string]string{

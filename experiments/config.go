@@ -76,7 +76,7 @@ type ParticipationConfig struct {
 	// times), minsep (b-min-sep: at least b rounds between participations,
 	// at most k times), poisson (each client independently with
 	// probability q; amplified accounting; needs availability always) or
-	// kb-poisson (amplified BandMF, BMF23 §5: b random groups, round t
+	// kb-poisson (amplified BandMF, Choquette-Choo et al. 2023 §5: b random groups, round t
 	// includes each client of group t mod b independently with probability
 	// q; accounted as ⌈rounds/b⌉ compositions of a Poisson-sampled Gaussian;
 	// needs availability always and aggregator dpfedavg or bandmf with at
@@ -135,7 +135,7 @@ type PrivacyConfig struct {
 	// sigma is calibrated (or aggregator.noise_multiplier taken) for that
 	// population, and the noise added to this run's sum is divided by S, so
 	// the noise on the mean is what the larger population would see. This
-	// is how the seeds simulate large cohorts (BMF23 §4.3: 100 clients per
+	// is how the seeds simulate large cohorts (Choquette-Choo et al. 2023 §4.3: 100 clients per
 	// round calibrated for 1,000, sigma divided by 10). The guarantee of
 	// this run's own clients (epsilon everywhere) is accounted at noise
 	// multiplier sigma/S and is much weaker; the target is reported as
@@ -171,8 +171,8 @@ type ServerConfig struct {
 	// none). Warmup and cooldown must fit in the rounds together.
 	CooldownRounds int `yaml:"cooldown_rounds"`
 	// FinalLRFraction (with a cooldown): the learning-rate factor of the
-	// last round, in [0, 1] (default 0.05, the cooldown of D22 / NUMBERS
-	// §D.3).
+	// last round, in [0, 1] (default 0.05, the cooldown of Denisov et al. 2022 as the
+	// strategy reference losses use it).
 	FinalLRFraction *float64 `yaml:"final_lr_fraction"`
 	// Beta1 (adam, yogi, adagrad): the first-moment decay β₁ in [0, 1)
 	// (default 0.9).

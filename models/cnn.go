@@ -15,7 +15,7 @@ import (
 // (dim = channels·side·side); inside, feature maps are NHWC and filters
 // [out, kh, kw, in] (conv.go).
 //
-// CNN is the seeds' (E)MNIST network (K21 Table 2, after Papernot et al.):
+// CNN is the seeds' (E)MNIST network (Kairouz et al. 2021 Table 2, after Papernot et al.):
 // conv 16 filters 8×8 stride 2, ReLU, conv 32 filters 4×4 stride 2, ReLU,
 // dense 32, ReLU, dense classes, softmax. The seeds do not give the padding;
 // dpfl pads the first conv by 3 and the second by 1 on every side, which is

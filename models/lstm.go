@@ -10,7 +10,7 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// LSTM is the next-word model of the StackOverflow task (K21 Table 2):
+// LSTM is the next-word model of the StackOverflow task (Kairouz et al. 2021 Table 2):
 // token embedding (Spec.Embed), one LSTM layer (Spec.Hidden[0]) unrolled over
 // the sequence, a linear projection (Spec.Proj, default Embed), a dense layer
 // over the vocabulary and softmax. Inputs are sequences of token ids

@@ -9,7 +9,7 @@ import (
 
 // TestLSTMParamCount: the seeds' StackOverflow model (vocabulary 10,000 + 4
 // special tokens, embedding 96, LSTM 670, projection 96) has 4,050,748
-// parameters (K21 Table 2: 960,384 + 2,055,560 + 64,416 + 970,388).
+// parameters (Kairouz et al. 2021 Table 2: 960,384 + 2,055,560 + 64,416 + 970,388).
 func TestLSTMParamCount(t *testing.T) {
 	if n := (Spec{Kind: LSTM, Embed: 96, Hidden: []int{670}}).NumParams(20, 10004); n != 4050748 {
 		t.Fatalf("%d parameters, want 4,050,748", n)

@@ -106,7 +106,7 @@ func TestTrace(t *testing.T) {
 	}
 }
 
-// BenchmarkDiurnalMinSep plans the population: 10,000 diurnal clients
+// BenchmarkDiurnalMinSep plans a large diurnal population: 10,000 diurnal clients
 // in 3 time zones, cohort 100, 2,000 rounds of 5 simulated minutes, b = 200
 // min-sep with k = 10; it reports the mean cohort fill and participations.
 func BenchmarkDiurnalMinSep(b *testing.B) {

@@ -21,7 +21,7 @@ const (
 	Uniform Kind = "uniform"
 	// Single: each client takes part at most once over the whole run.
 	Single Kind = "single"
-	// KB is (k,b)-participation (BMF23): clients are split into B groups;
+	// KB is (k,b)-participation (Choquette-Choo et al. 2023): clients are split into B groups;
 	// in round t only group t mod B may take part; at most K times each.
 	KB Kind = "kb"
 	// MinSep is B-min-sep participation: a client may take part again only
@@ -30,7 +30,7 @@ const (
 	// Poisson: every client independently with probability Q each round
 	// (the amplified baseline; valid only with Always availability).
 	Poisson Kind = "poisson"
-	// KBPoisson is the sampling scheme of amplified BandMF (BMF23 §5,
+	// KBPoisson is the sampling scheme of amplified BandMF (Choquette-Choo et al. 2023 §5,
 	// Alg. 2): clients are split into B groups; in round t each client of
 	// group t mod B takes part independently with probability Q (valid only
 	// with Always availability).

@@ -145,7 +145,7 @@ func TestAccountantOrdering(t *testing.T) {
 	// Property: for the same (non-sampled) Gaussians,
 	//   zCDP (Lemma 3.8) >= zCDP-CKS >= exact           (looser conversions of tighter descriptions),
 	//   RDP-CKS >= zCDP-CKS, RDP-Mironov >= zCDP         (the same RDP curve on a grid vs continuous α),
-	//   zCDP >= RDP-CKS >= exact                          (the ordering, for the default accountants).
+	//   zCDP >= RDP-CKS >= exact                          (for the default accountants).
 	// The last one needs the optimal order inside DefaultOrders' range
 	// [1.1, 512]: checked when ε(zCDP) <= 30 and σ <= 20 (tolerance 1e-9 relative).
 	for _, sigma := range []float64{0.3, 0.5, 1, 2, 4.22468, 8, 20} {

@@ -13,7 +13,7 @@ import (
 func gaussianFactory(sigma float64) Event { return Gaussian{sigma} }
 
 func TestCalibrateExactBMF23Table4(t *testing.T) {
-	// BMF23 Table 4 (seed 003): the DP-SGD noise multipliers for ε = 1, 2, 4,
+	// Choquette-Choo et al. 2023 Table 4: the DP-SGD noise multipliers for ε = 1, 2, 4,
 	// 8, 16 at δ = 1e-6 are exact calibrations of one Gaussian. The table has 5
 	// decimals: tolerance 6e-6 absolute (half a unit in the last place plus
 	// the bisection's relative tolerance 1e-8).
@@ -112,9 +112,7 @@ func TestCalibrateNoiseNotNeeded(t *testing.T) {
 // BenchmarkCalibrateSampledGaussian2000 calibrates σ for 2,000 rounds of a
 // Poisson-sampled Gaussian (q = 0.01, ε = 2, δ = 1e-6, relative tolerance
 // 1e-6, the tolerance dpfl runs use) with each accountant that amplifies by
-// sampling: RDP with CKS over DefaultOrders, and the PLD at its default grid
-// (about 0.2-0.4 s on the 2-core CI machine; the target is well
-// under a second).
+// sampling: RDP with CKS over DefaultOrders, and the PLD at its default grid.
 func BenchmarkCalibrateSampledGaussian2000(b *testing.B) {
 	f := func(s float64) Event { return SelfComposed{PoissonSampled{0.01, Gaussian{s}}, 2000} }
 	for _, name := range []string{"rdp", "pld"} {

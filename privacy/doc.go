@@ -11,7 +11,8 @@
 // times), [PoissonSampled] (an event run on a Poisson sample with inclusion
 // probability q) and [Composed] (different events one after the other).
 // Accountants consume events; no accountant touches training code. All noise
-// multipliers are sensitivity-normalized (ALGORITHMS.md §1.5): a mechanism with
+// multipliers are sensitivity-normalized, as the matrix-factorization papers report σ (for
+// a strategy normalized to sensitivity 1 under the run's participation): a mechanism with
 // L2 sensitivity D and noise std s is Gaussian{NoiseMultiplier: s/D}.
 //
 // # Accountants
@@ -29,13 +30,13 @@
 //     fractional orders. Conversion to (epsilon, delta) by Mironov's
 //     eps = rdp + log(1/delta)/(alpha-1) or by the improved one of Canonne,
 //     Kamath and Steinke (2020); the order that attains the minimum is reported.
-//   - [NewZCDP]: zero-concentrated DP (Bun and Steinke 2016, as in the LK18
+//   - [NewZCDP]: zero-concentrated DP (Bun and Steinke 2016, as in the Lee and Kifer 2018
 //     slides): composition adds rho, a Gaussian gives 1/(2 sigma^2), epsilon-DP
 //     gives epsilon^2/2; conversion by rho + 2 sqrt(rho log(1/delta)) or by the
 //     tighter route through RDP (alpha rho at every alpha > 1, CKS conversion
 //     at its global optimum over all orders: the bound is strictly convex in
 //     alpha; and delta <= sqrt(rho/2) by Pinsker, which decides epsilon near 0).
-//   - [NewPLD]: privacy-loss distributions (ALGORITHMS.md §3.4) for
+//   - [NewPLD]: privacy-loss distributions (add/remove adjacency) for
 //     (Poisson-sampled) Gaussians and PureDP events, discretized by
 //     connect-the-dots and composed by FFT (gonum's dsp/fourier); the
 //     tightest for sampled Gaussians: within about 1e-4 relative of the exact
@@ -71,7 +72,7 @@
 // checked between evaluations and inside the PLD's long ones.
 // [ZCDPBudget] is the largest zCDP rho that a target (epsilon, delta) allows
 // ([ZCDPBudgetFor] for either conversion). [Ledger] is a zCDP budget that is
-// spent round by round and refuses overspending: DP-AGD (LK18;
+// spent round by round and refuses overspending: DP-AGD (Lee and Kifer 2018;
 // aggregators.AGD, aggregator kind dp-agd) pays every release from one, its
 // total the largest rho whose conversion meets the target.
 //
@@ -79,27 +80,28 @@
 //
 // Checked by the tests, with the tolerances stated there:
 //
-//   - BMF23 Table 4 (σ = 4.22468, 2.23048, 1.19352, 0.65294, 0.36861 for
+//   - Choquette-Choo et al. 2023 Table 4 (σ = 4.22468, 2.23048, 1.19352, 0.65294, 0.36861 for
 //     ε = 1, 2, 4, 8, 16 at δ = 1e-6): exact (GDP) calibration of one Gaussian.
-//   - K21 Table 4 DP-SGDM (q = 100/342,477, 1600 rounds, δ = 1e-6,
+//   - Kairouz et al. 2021 Table 4 DP-SGDM (q = 100/342,477, 1600 rounds, δ = 1e-6,
 //     σ = 0.3..0.7 → 18.20, 7.51, 3.93, 2.40, 1.61): RDP with the CKS
-//     conversion over DefaultOrders; K21's prose "8.53" for σ = 0.4 is the
-//     Mironov conversion of the same RDP. K21 Table 5's DP-SGDM rows and
+//     conversion over DefaultOrders; Kairouz et al.'s prose "8.53" for σ = 0.4 is the
+//     Mironov conversion of the same RDP. Kairouz et al. 2021 Table 5's DP-SGDM rows and
 //     tree rows (RDP of one Gaussian per tree level) are reproduced to 1 %.
 //   - Opacus's RDP test vector (σ = 1.5, q = 0.04, 2250 steps, δ = 1e-5,
 //     orders 1.1..10.9 and 12..63 → 7.32911117143): CKS conversion (Mironov
 //     gives 8.0738).
 //   - dp_accounting's RDP vector (σ = 2.5, q = 0.01, 50 steps at orders 1.5,
 //     2.5, 5, 50, 100): identical at integer orders; at the fractional orders
-//     dp_accounting now sums the absolute values of the MTZ series, which
+//     dp_accounting now sums the absolute values of the Mironov–Talwar–Zhang series, which
 //     [FracAbsSeries] reproduces. The default [FracSeries] keeps the signs (as
 //     TF-Privacy and Opacus do), which equals the Renyi divergence computed by
 //     numerical integration, and gives TF-Privacy's older vector.
-//   - NUMBERS.md §D.1 zCDP values (Lemma 3.8 and zCDP→CKS at δ = 1e-6).
-//   - BMF23 Table 5, DP-SGD with amplification: the paper's σ (calibrated
+//   - zCDP values computed by an independent implementation (Lemma 3.8 and
+//     zCDP→CKS at δ = 1e-6), recorded in the tests.
+//   - Choquette-Choo et al. 2023 Table 5, DP-SGD with amplification: the paper's σ (calibrated
 //     with dp_accounting) meet ε = 1, 2, 4, 8, 16 with our PLD, 0.07 % to
 //     0.11 % below; jax_privacy's PLD test vector (σ = 4, q = 1024/50,000,
-//     10,000 steps, δ = 1e-5 → 2.09245) to 2e-5 relative; K21's σ = 0.4 row
+//     10,000 steps, δ = 1e-5 → 2.09245) to 2e-5 relative; Kairouz et al.'s σ = 0.4 row
 //     (6.06 at two decimals).
 //
 // # PLD accountant
@@ -160,4 +162,22 @@
 // grid points δ = s1 − e^ε s2).
 //
 // Package privacy imports only the standard library and gonum.
+//
+// # References for the published numbers
+//
+//   - Kairouz, McMahan, Song, Thakkar, Thakurta and Xu (2021), "Practical and
+//     Private (Deep) Learning Without Sampling or Shuffling", ICML 2021,
+//     arXiv:2103.00039 (Kairouz et al. 2021): Tables 4 and 5.
+//   - Denisov, McMahan, Rush, Smith and Thakurta (2022), "Improved
+//     Differential Privacy for SGD via Optimal Private Linear Operators on
+//     Adaptive Streams", NeurIPS 2022, arXiv:2202.08312 (Denisov et al.
+//     2022): its noise-multiplier grid.
+//   - Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu (2023),
+//     "(Amplified) Banded Matrix Factorization: A unified approach to
+//     private training", NeurIPS 2023, arXiv:2306.08153 (Choquette-Choo et
+//     al. 2023): Tables 4 and 5.
+//   - Lee and Kifer (2018), "Concentrated Differentially Private Gradient
+//     Descent with Adaptive per-Iteration Privacy Budget", KDD 2018: the zCDP
+//     lemmas 3.5–3.8 (composition, Gaussian, ε-DP, conversion) cited by
+//     number.
 package privacy

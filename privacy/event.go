@@ -21,7 +21,7 @@ type Gaussian struct{ NoiseMultiplier float64 }
 
 // PureDP is a release that satisfies Epsilon-differential privacy (delta = 0),
 // for example report-noisy-max with Laplace noise. It is accounted by the RDP
-// and zCDP accountants (Epsilon^2/2-zCDP, LK18 Lemma 3.7).
+// and zCDP accountants (Epsilon^2/2-zCDP, Lee and Kifer 2018 Lemma 3.7).
 type PureDP struct{ Epsilon float64 }
 
 // SelfComposed is Event repeated Count times (Count >= 0).

@@ -33,7 +33,7 @@ func ExampleNewRDP() {
 	// Output: ε = 7.329 at δ = 1e-05 (rdp-cks, order 3.9)
 }
 
-// The BMF23 Table 4 noise multiplier for ε = 1 at δ = 1e-6.
+// The Choquette-Choo et al. 2023 Table 4 noise multiplier for ε = 1 at δ = 1e-6.
 func ExampleCalibrate() {
 	factory := func(sigma float64) privacy.Event { return privacy.Gaussian{NoiseMultiplier: sigma} }
 	sigma, g, err := privacy.Calibrate(1, 1e-6, factory, privacy.NewExact, 1e-7)

@@ -10,7 +10,7 @@ const (
 	MethodExactGDP   = "exact-gdp"   // analytic Gaussian / GDP (Balle and Wang 2018)
 	MethodRDPCKS     = "rdp-cks"     // RDP, Canonne-Kamath-Steinke (2020) conversion
 	MethodRDPMironov = "rdp-mironov" // RDP, Mironov (2017) conversion
-	MethodZCDP       = "zcdp"        // zCDP, rho + 2 sqrt(rho log(1/delta)) (LK18 Lemma 3.8)
+	MethodZCDP       = "zcdp"        // zCDP, rho + 2 sqrt(rho log(1/delta)) (Lee and Kifer 2018 Lemma 3.8)
 	MethodZCDPCKS    = "zcdp-cks"    // zCDP as RDP alpha*rho, CKS conversion, optimal alpha
 )
 

@@ -7,9 +7,9 @@ import (
 )
 
 // Ledger is a zCDP privacy budget spent round by round, as the adaptive
-// per-iteration budget of LK18's DP-AGD needs: a total rho, a list of
+// per-iteration budget of Lee and Kifer's DP-AGD needs: a total rho, a list of
 // expenses, and refusal of any expense that would exceed the total. Expenses
-// add up by zCDP composition (LK18 Lemma 3.5). A Ledger is not safe for
+// add up by zCDP composition (Lee and Kifer 2018 Lemma 3.5). A Ledger is not safe for
 // concurrent use.
 type Ledger struct {
 	total   float64
@@ -79,7 +79,7 @@ func (l *Ledger) Spend(round int, label string, rho float64) error {
 }
 
 // SpendGaussian records a Gaussian release with noise multiplier sigma
-// (rho = 1/(2 sigma^2), LK18 Lemma 3.6).
+// (rho = 1/(2 sigma^2), Lee and Kifer 2018 Lemma 3.6).
 func (l *Ledger) SpendGaussian(round int, label string, sigma float64) error {
 	if !(sigma > 0) {
 		return fmt.Errorf("privacy: Gaussian noise multiplier must be positive, got %g", sigma)
@@ -87,7 +87,7 @@ func (l *Ledger) SpendGaussian(round int, label string, sigma float64) error {
 	return l.Spend(round, label, GaussianRho(sigma))
 }
 
-// SpendPureDP records an epsilon-DP release (rho = epsilon^2/2, LK18 Lemma 3.7).
+// SpendPureDP records an epsilon-DP release (rho = epsilon^2/2, Lee and Kifer 2018 Lemma 3.7).
 func (l *Ledger) SpendPureDP(round int, label string, epsilon float64) error {
 	if err := checkEpsilon(epsilon); err != nil {
 		return err

@@ -51,7 +51,7 @@ type PLDConfig struct {
 
 // PLD is a privacy-loss-distribution accountant (Koskela, Jälkö and Honkela
 // 2020; Doroshenko et al. 2022; dp_accounting's pld package) under add/remove
-// adjacency, ALGORITHMS.md §3.4. It accounts Gaussians, PureDP events
+// adjacency. It accounts Gaussians, PureDP events
 // (through randomized response, which dominates every ε-DP mechanism) and
 // their Poisson-sampled versions. Each distinct step is discretized on a
 // uniform loss grid (connect-the-dots for the pessimistic estimate,

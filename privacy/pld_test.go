@@ -252,14 +252,14 @@ func TestPLDPublishedValues(t *testing.T) {
 		// 50,000 (q = 0.02048), σ = 4, 10,000 steps, δ = 1e-5 →
 		// dp_accounting's PLD 2.09245 (connect-the-dots, Δ = 1e-4).
 		{"jax_privacy", SelfComposed{PoissonSampled{1024.0 / 50000, Gaussian{4}}, 10000}, 1e-5, 2.09245, 2.09245e-4},
-		// NUMBERS §D.1: K21 DP-SGDM, q = 100/342,477, 1600 rounds, σ = 0.4,
+		// Independent implementation (float64): Kairouz et al. 2021 DP-SGDM, q = 100/342,477, 1600 rounds, σ = 0.4,
 		// δ = 1e-6 → PLD 6.06 (2 decimals).
-		{"K21 σ = 0.4", SelfComposed{PoissonSampled{100.0 / 342477, Gaussian{0.4}}, 1600}, 1e-6, 6.06, 0.01},
+		{"Kairouz et al. 2021 σ = 0.4", SelfComposed{PoissonSampled{100.0 / 342477, Gaussian{0.4}}, 1600}, 1e-6, 6.06, 0.01},
 		// ... and σ = 0.3 → 14.96 (2 decimals).
-		{"K21 σ = 0.3", SelfComposed{PoissonSampled{100.0 / 342477, Gaussian{0.3}}, 1600}, 1e-6, 14.96, 0.015},
-		// NUMBERS §D.1: BandMF amplified, b̂ = 9 → 1.001 (dp_accounting at a
+		{"Kairouz et al. 2021 σ = 0.3", SelfComposed{PoissonSampled{100.0 / 342477, Gaussian{0.3}}, 1600}, 1e-6, 14.96, 0.015},
+		// Independent implementation: BandMF amplified, b̂ = 9 → 1.001 (dp_accounting at a
 		// coarser grid; ours is tighter by up to 0.2 %).
-		{"BMF23 BandMF b̂ = 9", SelfComposed{PoissonSampled{1000.0 / 38053, Gaussian{0.79118 * math.Sqrt(6)}}, 228}, 1e-6, 1.001, 0.003},
+		{"Choquette-Choo et al. 2023 BandMF b̂ = 9", SelfComposed{PoissonSampled{1000.0 / 38053, Gaussian{0.79118 * math.Sqrt(6)}}, 228}, 1e-6, 1.001, 0.003},
 	}
 	for _, c := range cases {
 		lo, hi := pldBracket(t, c.e, c.delta, PLDConfig{})
@@ -267,14 +267,14 @@ func TestPLDPublishedValues(t *testing.T) {
 			t.Errorf("%s: PLD [%.6f, %.6f], want %g ± %g", c.name, lo, hi, c.want, c.tol)
 		}
 	}
-	// BMF23 Table 5, DP-SGD with amplification: the paper's σ (calibrated
+	// Choquette-Choo et al. 2023 Table 5, DP-SGD with amplification: the paper's σ (calibrated
 	// with dp_accounting for ε = 1, 2, 4, 8, 16; q = 1000/342,477, 2052 steps,
 	// per-step multiplier σ·√6, δ = 1e-6) must meet its ε, and our tighter
 	// bound may be at most 0.2 % below it (we find 0.11 % to 0.07 %).
 	for _, r := range []struct{ sigma, eps float64 }{{0.37313, 1}, {0.30481, 2}, {0.25136, 4}, {0.20567, 8}, {0.16876, 16}} {
 		_, hi := pldBracket(t, SelfComposed{PoissonSampled{1000.0 / 342477, Gaussian{r.sigma * math.Sqrt(6)}}, 2052}, 1e-6, PLDConfig{})
 		if hi > r.eps || hi < r.eps*(1-2e-3) {
-			t.Errorf("BMF23 Table 5 σ = %g: ε = %.5f, paper %g", r.sigma, hi, r.eps)
+			t.Errorf("Choquette-Choo et al. 2023 Table 5 σ = %g: ε = %.5f, paper %g", r.sigma, hi, r.eps)
 		}
 	}
 }

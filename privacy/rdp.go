@@ -68,7 +68,7 @@ const (
 	// FracSeries sums the signed series of Mironov, Talwar and Zhang (2019,
 	// Sec. 3.3), which equals the Renyi divergence (tests check it against
 	// numerical integration). TF-Privacy's rdp_accountant and Opacus compute
-	// this; it reproduces K21's tables. The default.
+	// this; it reproduces Kairouz et al.'s tables. The default.
 	FracSeries FractionalRDP = iota
 	// FracAbsSeries sums the absolute values of the series' terms, as current
 	// dp_accounting does: an upper bound on FracSeries, a little looser

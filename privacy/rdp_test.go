@@ -80,7 +80,7 @@ func TestRDPPublicVectorOpacus(t *testing.T) {
 }
 
 func TestRDPK21Table4DPSGDM(t *testing.T) {
-	// K21 (seed 004) Table 4, DP-SGDM on StackOverflow: 100 of 342,477 clients
+	// Kairouz et al. 2021 Table 4, DP-SGDM on StackOverflow: 100 of 342,477 clients
 	// per round, 1600 rounds, δ = 1e-6. The paper's ε (2 decimals) is
 	// reproduced by CKS over DefaultOrders; tolerance 0.005.
 	q := 100.0 / 342477
@@ -91,7 +91,7 @@ func TestRDPK21Table4DPSGDM(t *testing.T) {
 			t.Errorf("σ = %g: %v, want %.2f", c.sigma, g, c.eps)
 		}
 	}
-	// K21 App. E.2 prose: "privacy epsilon is 8.53 when noise multiplier is
+	// Kairouz et al. 2021 App. E.2 prose: "privacy epsilon is 8.53 when noise multiplier is
 	// 0.4": the Mironov conversion (tolerance 0.005).
 	g := rdpEps(t, NewRDP(nil, Mironov), 1e-6, PoissonSampled{q, Gaussian{0.4}}, 1600)
 	if math.Abs(g.Epsilon-8.53) > 0.005 {
@@ -100,7 +100,7 @@ func TestRDPK21Table4DPSGDM(t *testing.T) {
 }
 
 func TestRDPK21Table5(t *testing.T) {
-	// K21 Table 5 (NUMBERS §B.4), δ = 1e-6, 1600 rounds, CKS over
+	// Kairouz et al. 2021 Table 5, δ = 1e-6, 1600 rounds, CKS over
 	// DefaultOrders. Relative tolerance 1 % against the paper (it prints 3
 	// significant digits; its tree accounting details are not all stated).
 	const rtol = 0.01
@@ -142,8 +142,8 @@ func TestRDPK21Table5(t *testing.T) {
 }
 
 func TestRDPK21Table4Tree(t *testing.T) {
-	// K21 Table 4 DP-FTRLM, one tree over 1600 rounds (11 levels): RDP
-	// 11α/(2σ²), CKS. NUMBERS §D.1: 18.710, 7.825, 4.194, 2.600, 1.773 (paper
+	// Kairouz et al. 2021 Table 4 DP-FTRLM, one tree over 1600 rounds (11 levels): RDP
+	// 11α/(2σ²), CKS. Independent implementation: 18.710, 7.825, 4.194, 2.600, 1.773 (paper
 	// 18.71, 7.83, 4.19, 2.60, 1.77); tolerance 1e-3.
 	cases := []struct{ sigma, eps float64 }{{1.13, 18.710}, {2.33, 7.825}, {4.03, 4.194}, {6.21, 2.600}, {8.83, 1.773}}
 	for _, c := range cases {
@@ -192,7 +192,7 @@ func TestSampledGaussianRDPAgainstIntegration(t *testing.T) {
 	// Oracle: numerical integration of the Rényi divergence, at integer orders
 	// (binomial sum) and fractional ones (signed series). Relative tolerance
 	// 1e-7. Also checks that the reverse direction is never larger (the
-	// accountant reports the remove direction only, as MTZ19 justify).
+	// accountant reports the remove direction only, as Mironov, Talwar and Zhang 2019 justify).
 	const rtol = 1e-7
 	for _, c := range []struct{ q, sigma float64 }{{0.01, 2.5}, {0.04, 1.5}, {0.1, 0.7}, {0.001, 0.5}, {0.3, 1}} {
 		for _, alpha := range []float64{1.5, 2, 2.5, 3, 3.9, 5, 8, 10.5, 16} {

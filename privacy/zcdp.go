@@ -10,7 +10,7 @@ type ZCDPConversion int
 
 const (
 	// ZCDPStandard is eps = rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke
-	// 2016; LK18 Lemma 3.8). Method "zcdp".
+	// 2016; Lee and Kifer 2018 Lemma 3.8). Method "zcdp".
 	ZCDPStandard ZCDPConversion = iota
 	// ZCDPCKS treats rho-zCDP as RDP alpha*rho at every alpha > 1 and applies
 	// the Canonne-Kamath-Steinke (2020) conversion at the optimal alpha, which
@@ -34,7 +34,7 @@ func (c ZCDPConversion) String() string {
 }
 
 // ZCDP is the zero-concentrated DP accountant: composition adds rho; a
-// Gaussian with noise multiplier sigma is 1/(2 sigma^2)-zCDP (LK18 Lemma 3.6)
+// Gaussian with noise multiplier sigma is 1/(2 sigma^2)-zCDP (Lee and Kifer 2018 Lemma 3.6)
 // and an epsilon-DP release is epsilon^2/2-zCDP (Lemma 3.7). Poisson sampling
 // with 0 < q < 1 is refused (zCDP has no amplification by sampling).
 type ZCDP struct {
@@ -246,7 +246,7 @@ func zcdpCKSEpsilon(rho, delta float64) (eps, alpha float64) {
 }
 
 // GaussianRho returns the zCDP parameter 1/(2 sigma^2) of a Gaussian mechanism
-// with noise multiplier sigma (LK18 Lemma 3.6 with sensitivity 1).
+// with noise multiplier sigma (Lee and Kifer 2018 Lemma 3.6 with sensitivity 1).
 func GaussianRho(sigma float64) float64 { return 1 / (2 * sigma * sigma) }
 
 // GaussianSigma returns the noise multiplier 1/sqrt(2 rho) whose Gaussian is
@@ -254,7 +254,7 @@ func GaussianRho(sigma float64) float64 { return 1 / (2 * sigma * sigma) }
 func GaussianSigma(rho float64) float64 { return 1 / math.Sqrt(2*rho) }
 
 // PureDPRho returns epsilon^2/2, the zCDP parameter of an epsilon-DP release
-// (LK18 Lemma 3.7).
+// (Lee and Kifer 2018 Lemma 3.7).
 func PureDPRho(epsilon float64) float64 { return epsilon * epsilon / 2 }
 
 // PureDPEpsilon returns sqrt(2 rho), the epsilon of an epsilon-DP release

@@ -19,7 +19,7 @@ func zcdpEps(t testing.TB, conv ZCDPConversion, delta float64, e Event, count in
 }
 
 func TestZCDPNumbersD1(t *testing.T) {
-	// NUMBERS §D.1, single Gaussian at δ = 1e-6 (D22's σ grid): Lemma 3.8 and
+	// Independent implementation (float64), single Gaussian at δ = 1e-6 (Denisov et al.'s σ grid): Lemma 3.8 and
 	// zCDP→CKS. Reference values have 3 decimals; tolerance 1.5e-3 (our CKS
 	// optimizes α continuously, the reference used a grid, so ours may be lower
 	// by a hair).
@@ -44,8 +44,8 @@ func TestZCDPNumbersD1(t *testing.T) {
 }
 
 func TestZCDPK21TreeLemma38(t *testing.T) {
-	// K21 DP-FTRLM, one tree over 1600 rounds = 11 levels: ρ = 11/(2σ²).
-	// NUMBERS §D.1 Lemma 3.8 values (the "19.74" of K21 App G.1 and "8.5" of
+	// Kairouz et al. 2021 DP-FTRLM, one tree over 1600 rounds = 11 levels: ρ = 11/(2σ²).
+	// Lemma 3.8 values of the independent implementation (the "19.74" of Kairouz et al. 2021 App G.1 and "8.5" of
 	// App E.2); tolerance 1e-3 on 3-decimal references.
 	cases := []struct{ sigma, eps float64 }{{1.13, 19.736}, {2.33, 8.495}, {4.03, 4.665}, {6.21, 2.950}, {8.83, 2.045}}
 	for _, c := range cases {

@@ -51,14 +51,14 @@ func (o *LBFGSOptions) defaults() {
 	}
 }
 
-// BandMF optimizes the b̂-banded factorization of BMF23 Problem 2:
+// BandMF optimizes the b̂-banded factorization of Choquette-Choo et al. 2023 Problem 2:
 // min tr(AᵀA X⁻¹) over X with unit diagonal and X_ij = 0 for |i−j| ≥ bands,
 // with L-BFGS (Armijo backtracking that rejects non-PD iterates),
 // warm-started from the column-normalized b̂-banded truncation of the square
 // root S^{1/2}, with a diagonal rescaling of the variables (Hessian
 // diagonal at the start). C is the lower-triangular b̂-banded factor; under (k,b) and
 // b-min-sep with b̂ ≤ b its sensitivity is sqrt(k̂) exactly. This is the
-// "equal column norms: T" row of BMF23 Table 2; BandMFUnequal is the "F" row.
+// "equal column norms: T" row of Choquette-Choo et al. 2023 Table 2; BandMFUnequal is the "F" row.
 func BandMF(ctx context.Context, w *Workload, bands int, opts LBFGSOptions) (*Factorization, error) {
 	n := w.N()
 	if bands < 1 || bands > n {
@@ -68,12 +68,12 @@ func BandMF(ctx context.Context, w *Workload, bands int, opts LBFGSOptions) (*Fa
 	return p.named("bandmf", ctx, opts)
 }
 
-// BandMFUnequal is BandMF without the equal-column-norm constraint (BMF23
+// BandMFUnequal is BandMF without the equal-column-norm constraint (Choquette-Choo et al. 2023
 // App. B, the "equal column norms: F" rows of Table 2), for (k,b)-participation
 // with k ≥ ⌈n/b⌉ (every round belongs to one pattern {i, i+b, …}): the
 // diagonal of X is free subject to Σ_{j≡i (mod b)} X_jj = ⌈n/b⌉ for every
 // residue i, the exact (k,b) sensitivity² of a b̂-banded X with b̂ ≤ b
-// (BMF23 Prop. B.1), so the (k,b) sensitivity is sqrt(⌈n/b⌉) as for BandMF.
+// (Choquette-Choo et al. 2023 Prop. B.1), so the (k,b) sensitivity is sqrt(⌈n/b⌉) as for BandMF.
 // The diagonal gradient is projected onto these constraints (zero sum per
 // pattern), as in App. B. It needs bands ≤ b. Its b-min-sep sensitivity
 // (VecSens of the diagonal, exact) is larger than under (k,b).
@@ -88,7 +88,7 @@ func BandMFUnequal(ctx context.Context, w *Workload, bands, b int, opts LBFGSOpt
 }
 
 // MultiEpoch optimizes the multi-epoch factorization for (k,b)-participation
-// in the equal-column-norm formulation (BMF23 App. B/C, [15]): min
+// in the equal-column-norm formulation (Choquette-Choo et al. 2023 App. B/C, [15]): min
 // tr(AᵀA X⁻¹) over X with unit diagonal and X_ij = 0 whenever i ≠ j and
 // i ≡ j (mod b), so that every (k,b) pattern's block of X is the identity and
 // the (k,b) sensitivity is exactly sqrt(k̂) for every k. Start: opts.Start
@@ -111,7 +111,7 @@ func MultiEpoch(ctx context.Context, w *Workload, b int, opts LBFGSOptions) (*Fa
 }
 
 // MultiEpochUnequal is MultiEpoch without the equal-column-norm constraint
-// (the "Multi-epoch MF, F" row of BMF23 Table 2): the diagonal is free subject
+// (the "Multi-epoch MF, F" row of Choquette-Choo et al. 2023 Table 2): the diagonal is free subject
 // to Σ_{j≡i (mod b)} X_jj = ⌈n/b⌉ for every residue i, as in BandMFUnequal;
 // the pattern blocks of X stay diagonal, so the (k,b) sensitivity is exactly
 // sqrt(⌈n/b⌉) for k ≥ ⌈n/b⌉. It goes through the dual when MultiEpoch does.

@@ -72,7 +72,8 @@ func TestBandProblemAgainstDense(t *testing.T) {
 }
 
 func TestBandMFTable(t *testing.T) {
-	// NUMBERS.md §D.4 (A = S, n = 64, 4 decimals): b̂ → loss.
+	// Reference losses computed by an independent implementation (float64;
+	// A = S, n = 64, 4 decimals): b̂ → loss.
 	ref := map[int]float64{1: 2080, 2: 1122.6491, 4: 660.3576, 8: 439.4950, 16: 336.3902, 32: 293.1174, 64: 282.2014}
 	n := 64
 	w := Prefix(n)
@@ -222,7 +223,7 @@ func TestDenseEvaluatorAndUnequalGradient(t *testing.T) {
 	}
 }
 
-// BMF23 Table 2, "equal column norms" F vs T, at n = 48, k = 3, b = 16:
+// Choquette-Choo et al. 2023 Table 2, "equal column norms" F vs T, at n = 48, k = 3, b = 16:
 // dropping the constraint (F) can only lower the (k,b) loss (the T optimum is
 // feasible for F), keeps the (k,b) sensitivity exactly sqrt(3) (checked by
 // brute force), raises the single-participation sensitivity above the T

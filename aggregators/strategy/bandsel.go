@@ -442,25 +442,18 @@ func (e *selEval) rows(phase, j, cnt, lo, hi int, first bool) {
 }
 
 // parMinRows is the smallest window whose passes are split in two (and
-// summed in 16 lanes). A pass over a window of m rows takes about
-// m²/11 ns on one thread here, so below 128 rows it takes a microsecond
-// or two and handing half of it to another goroutine gains little: one
-// evaluation at n = 8192 with 64 bands took 45 ms split against 49 ms not,
-// at n = 2052 with 128 bands 22–24 ms against 30 ms, and with 342 bands
-// 74–80 ms against 129–134 ms. In the stretches when this machine's two
-// threads run slower together (evaluations at 342 bands then take
-// 112–116 ms), the split lost at 128 bands (40 ms against 28–32 ms) but
-// still won at 342. Smaller windows are one part, so that their sums (and
-// the strategies optimized before) are those of a single loop over the
-// rows.
+// summed in 16 lanes). A pass over a window of m rows costs O(m²), so
+// below 128 rows it takes a microsecond or two and handing half of it to
+// another goroutine gains little. Smaller windows are one part, so that
+// their sums (and the strategies optimized before) are those of a single
+// loop over the rows.
 const parMinRows = 128
 
 // splitShare is the first part's share of a window's rows. Row a costs
 // about a (the triangle left of the diagonal), so the flops split evenly at
 // 1/√2; the first part's many short rows, its separate result and the
-// caller's work between passes make 0.68 the faster split (measured at
-// n = 2052 with 342 bands: the helper busy 56 ms and the caller waiting
-// 1–2 ms of a 78 ms evaluation, against 52 ms and 1 ms of 81 ms at 1/√2).
+// caller's work between passes make 0.68 the better balanced split (the
+// caller then waits least for the helper).
 const splitShare = 0.68
 
 // splitRow is where a window of cnt rows is split. It depends only on cnt,

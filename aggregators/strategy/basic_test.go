@@ -26,7 +26,7 @@ func mustEval(t *testing.T, s Strategy, w *Workload, p participation.Schema) Met
 	return m
 }
 
-// Closed forms and the independent reference table of ALGORITHMS.md §4.
+// Closed forms, and reference values computed by an independent implementation (float64) and recorded here.
 func TestPrefixLossTable(t *testing.T) {
 	ref := map[int][4]float64{ // identity, vanilla, online, full
 		16:  {136, 165, 113.4378, 60.1045},
@@ -64,7 +64,7 @@ func TestPrefixLossTable(t *testing.T) {
 }
 
 func TestHonakerVariance(t *testing.T) {
-	// K21 D.3.1: t = 25 → 16/31 + 8/15 + 1 = 2.0495; t = 32 → 32/63.
+	// Kairouz et al. 2021 D.3.1: t = 25 → 16/31 + 8/15 + 1 = 2.0495; t = 32 → 32/63.
 	tr := NewTree(32, TreeOnline)
 	w, err := tr.PrefixWeights()
 	if err != nil {
@@ -81,7 +81,7 @@ func TestHonakerVariance(t *testing.T) {
 	}
 }
 
-// NUMBERS.md §D.3, momentum and cooldown workloads at n = 256.
+// Momentum and cooldown workloads at n = 256: reference values computed by an independent implementation (float64) and recorded here.
 func TestMomentumWorkloadLosses(t *testing.T) {
 	n := 256
 	cases := []struct {
@@ -125,7 +125,8 @@ func TestNuCoefficientsAndLoss(t *testing.T) {
 	if !mat.EqualApprox(&sq, Prefix(n).A(), 1e-12) {
 		t.Errorf("ν=0: C² ≠ S")
 	}
-	// NUMBERS.md §D.5: (n, ν) → sens², loss, printed to 3–4 decimals.
+	// Reference values of an independent implementation (float64):
+	// (n, ν) → sens², loss, printed to 3–4 decimals.
 	for _, r := range []struct{ n, nu, s2, loss float64 }{
 		{16, 0.1, 1.4489, 50.459}, {16, 0, 1.9439, 51.657},
 		{64, 0.01, 2.0923, 306.518}, {256, 0.001, 2.6882, 1788.161},
@@ -140,7 +141,7 @@ func TestNuCoefficientsAndLoss(t *testing.T) {
 			t.Errorf("NuPrefixLoss %v ≠ dense %v", fast, m.Loss)
 		}
 	}
-	// Best ν on the 0.0005 grid (NUMBERS.md §D.5).
+	// Best ν on the 0.0005 grid (the same independent implementation).
 	for _, r := range []struct{ n, nu, loss float64 }{{16, 0.0525, 49.356}, {64, 0.0125, 306.135}, {1024, 0.0005, 9650.418}} {
 		nu := TuneNu(int(r.n), 0.0005)
 		if !near(nu, r.nu, 1e-9) || !near(NuPrefixLoss(int(r.n), nu), r.loss, 1e-3) {

@@ -17,7 +17,7 @@ func longOnly(b testing.TB, what string) {
 	}
 }
 
-// BenchmarkOptimalPrefix: the fixed point to relative gap 1e-6 (issue 4),
+// BenchmarkOptimalPrefix: the fixed point to relative gap 1e-6,
 // through the default O(n²) bidiagonal path for prefix sums.
 func BenchmarkOptimalPrefix(b *testing.B) {
 	for _, n := range []int{256, 1024, 2048} {
@@ -57,7 +57,7 @@ func BenchmarkOptimalPrefixDense(b *testing.B) {
 	}
 }
 
-// BenchmarkBandMF: n = 2052, 342 bands (the seed 003 setting), default
+// BenchmarkBandMF: n = 2052, 342 bands (the Choquette-Choo et al. 2023 setting), default
 // tolerance; n = 256, 32 bands always.
 func BenchmarkBandMF(b *testing.B) {
 	for _, c := range []struct{ n, bands int }{{256, 32}, {2052, 342}} {
@@ -84,8 +84,8 @@ func BenchmarkBandMF(b *testing.B) {
 }
 
 // BenchmarkOptimalPrefixLarge: the fixed point to relative gap 1e-6 at
-// n = 4096 and 8192 (issue 18: at most 2 minutes at 8192, at most 5x per
-// doubling of n). The op is OptimalSingle, which returns X in factored
+// n = 4096 and 8192 (the O(n²) iterations: well under 8x per doubling of
+// n). The op is OptimalSingle, which returns X in factored
 // form; with DPFL_EXPLICIT=1 the time of forming X and C afterwards
 // (Factorization.Explicit, O(n³)) is reported as explicit-s, outside the
 // op's time.
@@ -118,7 +118,7 @@ func BenchmarkOptimalPrefixLarge(b *testing.B) {
 // prefix sums at the start point, by the row solves one row at a time
 // ("plain"), four rows at a time with the AVX2 kernels ("rows4", the
 // default below selMinN where AVX2 exists; bit-identical) and through the
-// selected inverse ("selinv", the default from selMinN): the seed 003 sizes
+// selected inverse ("selinv", the default from selMinN): the Choquette-Choo et al. 2023 sizes
 // (n = 2052, 342 and 128 bands) and a production horizon (n = 8192, 64
 // bands; plain skipped there).
 func BenchmarkBandMFEval(b *testing.B) {
@@ -156,7 +156,7 @@ func BenchmarkBandMFEval(b *testing.B) {
 	}
 }
 
-// BenchmarkBandMF342: the seed 003 Table 2 BandMF optimization (n = 2052,
+// BenchmarkBandMF342: the Choquette-Choo et al. 2023 Table 2 BandMF optimization (n = 2052,
 // 342 bands, equal column norms; the L-BFGS options of
 // experiments/paper/mechanisms.sh: relative tolerance 1e-6, at most 1000
 // iterations), with the SHA-256 of X's bits in the log so that two builds
@@ -187,7 +187,7 @@ func gramHash(f *Factorization) []byte {
 	return h.Sum(nil)
 }
 
-// BenchmarkMultiEpoch2052: the seed 003 Table 2 multi-epoch MF (n = 2052,
+// BenchmarkMultiEpoch2052: the Choquette-Choo et al. 2023 Table 2 multi-epoch MF (n = 2052,
 // (6,342), equal and unequal column norms) through the dual, certificate
 // included, with the SHA-256 of X's bits in the log.
 func BenchmarkMultiEpoch2052(b *testing.B) {

@@ -13,7 +13,7 @@ import (
 // Names lists the strategy names Build accepts, in the order of the issue
 // (the comparison's order): those registered below, then any strategy
 // registered by its own file (Register). The "-f" variants drop the
-// equal-column-norm constraint (BMF23 App. B, the "F" rows of Table 2) and
+// equal-column-norm constraint (Choquette-Choo et al. 2023 App. B, the "F" rows of Table 2) and
 // need (k,b) or b-min-sep participation for b.
 var Names []string
 
@@ -48,7 +48,7 @@ type Config struct {
 	// optimum without amplification) and is an error under single.
 	Bands int
 	// Nu is ν for ν-DP-FTRL; negative means tune it on a 0.0005 grid by the
-	// single-participation prefix-sum loss (CN24 §4).
+	// single-participation prefix-sum loss (Choquette-Choo et al. 2024 §4).
 	Nu float64
 	// NuBands, if positive, truncates ν-DP-FTRL's C to its first NuBands
 	// Toeplitz coefficients (NewNuBanded; ν is still tuned untruncated).

@@ -261,7 +261,7 @@ func (c *Cache) BandMFUnequal(ctx context.Context, w *Workload, bands, b int, op
 
 // MultiEpoch is MultiEpoch through the cache, warm-started from BandMF with
 // min(b,n) bands (itself through the cache, same L-BFGS options), a feasible
-// point that is typically within a few percent of the optimum (BMF23
+// point that is typically within a few percent of the optimum (Choquette-Choo et al. 2023
 // Table 2), so that far fewer iterations are needed than from the default
 // start.
 //

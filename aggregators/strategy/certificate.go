@@ -36,10 +36,8 @@ import (
 // twice, and the diagonal's deviation from its class means), relative to
 // ‖G‖_F: the projected gradient, zero at the optimum. Cost: Cholesky and
 // inverse of X, two n×n products, Cholesky of D and the singular values of
-// A L, in pure Go (the SVD alone ≈ 14 s at n = 2052); when the candidate
-// must be shifted, one eigenvalue computation and up to three more bounds
-// (measured at n = 2052, 342 bands, at the L-BFGS start under a load
-// average of 7: 44 s; n = 1024: 5 s).
+// A L, in pure Go (O(n³), the SVD the largest part); when the candidate
+// must be shifted, one eigenvalue computation and up to three more bounds.
 
 // certificate is what certify computes.
 type certificate struct {

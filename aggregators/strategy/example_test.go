@@ -11,7 +11,7 @@ import (
 
 // Losses of three strategies for 64 rounds of prefix sums under single
 // participation (σ = 1); the values are the closed forms and reference
-// numbers of ALGORITHMS.md §4 (2080, 1351, 282.2014).
+// reference losses in the package documentation (2080, 1351, 282.2014).
 func ExampleEvaluate() {
 	w := strategy.Prefix(64)
 	single := participation.Schema{Kind: participation.Single}
@@ -33,7 +33,7 @@ func ExampleEvaluate() {
 }
 
 // The sensitivity of DP-SGD and of the tree under (k,b)-participation with
-// n = 2052, k = 6, b = 342 (ALGORITHMS.md §2.5: √6 and √118).
+// n = 2052, k = 6, b = 342 (√6 and √118).
 func ExampleSensitivityOf() {
 	p := participation.Schema{Kind: participation.KB, K: 6, B: 342}
 	for _, s := range []strategy.Strategy{strategy.NewIdentity(2052), strategy.NewTree(2052, strategy.TreeVanilla)} {

@@ -11,7 +11,9 @@ import (
 
 // Nu is ν-DP-FTRL (Choquette-Choo et al. 2024): the lower-triangular
 // Toeplitz encoder C with coefficients of (1 − r x)^{−1/2}, r = 1 − ν, and
-// C⁻¹ with the coefficients of (1 − r x)^{1/2} (ALGORITHMS.md §5.6). ν = 0 is
+// C⁻¹ with the coefficients of (1 − r x)^{1/2}: C⁻¹ = Toeplitz(β),
+// β_t = β_{t−1}·(t − 3/2)/t·r, C = Toeplitz(c), c_t = c_{t−1}·(t − 1/2)/t·r,
+// β_0 = c_0 = 1 (Choquette-Choo et al. 2024, Eq. 7 and 13). ν = 0 is
 // the square root C = S^{1/2}.
 //
 // Truncated (NewNuBanded): C keeps only its first `bands` coefficients, so it
@@ -198,7 +200,7 @@ func NuPrefixLoss(n int, nu float64) float64 {
 }
 
 // TuneNu returns the ν on the grid {0, step, 2·step, …} ∩ [0, 0.5] that
-// minimizes NuPrefixLoss (CN24 §4 tunes ν by the loss). step must be in
+// minimizes NuPrefixLoss (Choquette-Choo et al. 2024 §4 tunes ν by the loss). step must be in
 // [1e-6, 0.5] (at most half a million points); other values panic.
 func TuneNu(n int, step float64) float64 {
 	if !(step >= 1e-6 && step <= 0.5) {

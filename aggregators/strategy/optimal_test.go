@@ -11,7 +11,8 @@ import (
 )
 
 func TestOptimalSingleReference(t *testing.T) {
-	// NUMBERS.md §D.3 (independent implementation, gap 1e-9): optimal losses.
+	// Optimal losses computed by an independent implementation (float64, gap
+	// 1e-9) and recorded here.
 	ref := map[int]float64{4: 6.874144, 16: 45.665357, 64: 282.201421, 256: 1631.403045}
 	for _, n := range []int{4, 16, 64, 256} {
 		f, err := OptimalSingle(context.Background(), Prefix(n), FixedPointOptions{Gap: 1e-9})
@@ -74,7 +75,7 @@ func TestOptimalDualityAndOrdering(t *testing.T) {
 	if last := duals[len(duals)-1]; !near(last, opt, 1e-11*opt) {
 		t.Errorf("dual %v ≠ primal %v at convergence (tolerance 1e-11 relative)", last, opt)
 	}
-	// ALGORITHMS.md §4 ordering: optimal < sqrt < Honaker full < online < vanilla < identity.
+	// The ordering every correct implementation gives: optimal < sqrt < Honaker full < online < vanilla < identity.
 	single := participation.Schema{Kind: participation.Single}
 	order := []float64{
 		opt,
@@ -92,7 +93,7 @@ func TestOptimalDualityAndOrdering(t *testing.T) {
 }
 
 func TestOptimalMomentumWorkload(t *testing.T) {
-	// NUMBERS.md §D.3: β = 0 with cooldown, n = 256: optimal 1502.253, and the
+	// Independent implementation (float64): β = 0 with cooldown, n = 256: optimal 1502.253, and the
 	// prefix-optimal C applied to this workload gives 1507.484 (3 decimals).
 	n := 256
 	w := Momentum(n, 0, LinearCooldown(n, 64, 0.05))
@@ -142,7 +143,7 @@ func TestOptimalAndersonMatchesPlain(t *testing.T) {
 }
 
 func TestOptimalN1024(t *testing.T) {
-	// NUMBERS.md §D.3: loss 8944.3292, C[0][0] = 0.39549, C[1][0] = 0.23536,
+	// Independent implementation (float64): loss 8944.3292, C[0][0] = 0.39549, C[1][0] = 0.23536,
 	// C[1][1] = 0.41994, C[n−1][n−1] = 1. The reference stopped at gap 1e-9;
 	// the loss is quadratic at the optimum, so its X (and C) is only pinned
 	// to about sqrt(1e-9) ≈ 3e-5: tolerance 5e-5 on the entries, 1e-4 on the

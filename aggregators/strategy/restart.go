@@ -10,7 +10,7 @@ import (
 )
 
 // TreeRestarts is tree aggregation restarted at the start of each segment of
-// a schedule of rounds: every R rounds (K21 TreeRestart; "restart each
+// a schedule of rounds: every R rounds (Kairouz et al. 2021 TreeRestart; "restart each
 // epoch" when R is the epoch length b) or any list of segment lengths (as
 // dp_accounting's tree aggregation events allow). The rounds are cut into
 // blocks, each with its own tree, so C is block-diagonal with one tree

@@ -63,7 +63,8 @@ type Sensitivity struct {
 const zeroTol = 1e-12
 
 // SensitivityOf returns the sensitivity of any C with Gram matrix X = CᵀC
-// under p (ALGORITHMS.md §2.3–2.4):
+// under p (Choquette-Choo et al. 2023, Eq. 2 and 5; the package
+// documentation):
 //   - Single: sqrt(max_j X_jj), exact.
 //   - KB: exact when every pattern's block X_ππ is diagonal (banded or
 //     column-orthogonal strategies) or X ≥ 0 elementwise (1ᵀX_ππ1); otherwise
@@ -143,7 +144,7 @@ func SensitivityOf(X *mat.SymDense, p participation.Schema) (Sensitivity, error)
 	panic("unreachable")
 }
 
-// thm3Bound is BMF23 Thm 3's upper bound on the squared b-min-sep
+// thm3Bound is Choquette-Choo et al. 2023 Thm 3's upper bound on the squared b-min-sep
 // sensitivity: VecSens(u), u_i = VecSens(|X_i,:|).
 func thm3Bound(X *mat.SymDense, p participation.Schema) float64 {
 	n := X.SymmetricDim()
@@ -202,7 +203,7 @@ func Bandwidth(X mat.Symmetric, tol float64) int {
 }
 
 // VecSens returns max_π Σ_{i∈π} v_i over sets π of at most k indices whose
-// consecutive elements differ by at least b (BMF23 Alg. 3), for v ≥ 0, in
+// consecutive elements differ by at least b (Choquette-Choo et al. 2023 Alg. 3), for v ≥ 0, in
 // O(len(v)·k) time.
 func VecSens(v []float64, k, b int) float64 {
 	if k < 0 || b < 1 {

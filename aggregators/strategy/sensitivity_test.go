@@ -128,7 +128,7 @@ func TestSensitivityAgainstBruteForce(t *testing.T) {
 }
 
 func TestTreeMinSepAgainstBruteForce(t *testing.T) {
-	// NUMBERS.md §D.2: (n, E, b) → sens², from an independent implementation.
+	// (n, E, b) → sens², from an independent implementation (brute force).
 	for _, c := range []struct{ n, k, b, want int }{
 		{8, 2, 2, 12}, {13, 3, 3, 20}, {20, 3, 4, 23}, {21, 4, 3, 40},
 		{32, 3, 5, 32}, {37, 5, 4, 66}, {16, 16, 1, 496},
@@ -152,7 +152,7 @@ func TestTreeMinSepAgainstBruteForce(t *testing.T) {
 }
 
 func TestTreeSensitivityN2052(t *testing.T) {
-	// ALGORITHMS.md §2.5 / NUMBERS.md §D.2 (exact integers).
+	// Exact integers, also from the independent implementation.
 	tr := NewTree(2052, TreeVanilla)
 	s, _ := tr.Sensitivity(participation.Schema{Kind: participation.Single})
 	if !near(s.Value*s.Value, 12, 1e-12) || !s.Exact {
@@ -186,7 +186,7 @@ func TestVecSensSmall(t *testing.T) {
 }
 
 func TestSqrtSensitivityN2052(t *testing.T) {
-	// ALGORITHMS.md §2.5: C = S^{1/2}: single 1.8692, (6,342) 6.0994 (4 decimals).
+	// Independent implementation (float64): C = S^{1/2}: single 1.8692, (6,342) 6.0994 (4 decimals).
 	nu := NewNu(2052, 0)
 	s, _ := nu.Sensitivity(participation.Schema{Kind: participation.Single})
 	if !near(s.Value, 1.8692, 1e-4) {

@@ -25,7 +25,7 @@ type Strategy interface {
 	// Gram returns X = CᵀC.
 	Gram() *mat.SymDense
 	// Factor returns the square lower-triangular C̃ with C̃ᵀC̃ = X
-	// (ALGORITHMS.md §1.2); the noise C̃⁻¹z has the same law as C⁺z.
+	// (Denisov et al. 2022, Prop. 2.2); the noise C̃⁻¹z has the same law as C⁺z.
 	Factor() (*mat.TriDense, error)
 	// Sensitivity returns the L2 sensitivity of C under p.
 	Sensitivity(p participation.Schema) (Sensitivity, error)
@@ -162,7 +162,7 @@ type Metrics struct {
 	Participation string
 	Sensitivity   Sensitivity
 	// SingleSensitivity is the sensitivity under single participation,
-	// sqrt(max_j X_jj), for the "sens single" column of BMF23 Table 2.
+	// sqrt(max_j X_jj), for the "sens single" column of Choquette-Choo et al. 2023 Table 2.
 	SingleSensitivity float64
 	FrobB2            float64 // ‖B‖²_F
 	Loss              float64 // sens²·‖B‖²_F: total expected squared error
@@ -271,7 +271,7 @@ func evaluate(ctx context.Context, s Strategy, w *Workload, p participation.Sche
 }
 
 // LowerFactor returns the lower-triangular C̃ with C̃ᵀC̃ = X by the
-// exchange-matrix Cholesky of ALGORITHMS.md §1.2: L = chol(J X J),
+// exchange-matrix Cholesky: with J the anti-identity, L = chol(J X J),
 // C̃ = J Lᵀ J.
 func LowerFactor(X mat.Symmetric) (*mat.TriDense, error) {
 	n := X.SymmetricDim()

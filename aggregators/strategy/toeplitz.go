@@ -16,7 +16,7 @@ import (
 // participation pattern under b-min-sep (at most k participations) and under
 // (k,b)-participation is π* = {0, b, 2b, …, (k̂−1)b}, k̂ = min(k, ⌈n/b⌉):
 // C ≥ 0 makes the supremum over unit-norm rows collinear, so sens² =
-// max_π 1ᵀX_ππ1 = max_π Σ_{i,j∈π} ⟨C e_i, C e_j⟩ (ALGORITHMS.md §2.3), and
+// max_π 1ᵀX_ππ1 = max_π Σ_{i,j∈π} ⟨C e_i, C e_j⟩ (Choquette-Choo et al. 2023, Eq. 5), and
 // for columns i < j the inner product Σ_{t<n−j} c_t c_{t+j−i} does not
 // increase when j−i grows (c non-increasing) nor when j grows (fewer
 // nonnegative terms). Every pattern has at most k̂ elements whose a-th and
@@ -34,7 +34,7 @@ import (
 // increase with i (truncation at n).
 //
 // Otherwise no exact method is known here: callers fall back to
-// SensitivityOf on the Gram matrix (BMF23 Thm 3 upper bound under min-sep).
+// SensitivityOf on the Gram matrix (Choquette-Choo et al. 2023 Thm 3 upper bound under min-sep).
 
 // toeplitzMonotone reports whether c is nonnegative and non-increasing.
 func toeplitzMonotone(c []float64) bool {

@@ -93,7 +93,7 @@ func TestToeplitzSensitivityAgainstBruteForce(t *testing.T) {
 
 // TestNuMinSepExact is the jax_privacy case (toeplitz_test
 // test_sensitivity_squared_min_sep_one: n = 50, c_t = sqrt(1 − 0.999·t/49),
-// min_sep 1, 5 participations): BMF23 Thm 3 bounds sens² by 607.385 (what
+// min_sep 1, 5 participations): Choquette-Choo et al. 2023 Thm 3 bounds sens² by 607.385 (what
 // SensitivityOf printed before), the exact value is 603.893 =
 // ‖C(e_0+…+e_4)‖² (jax_privacy's own oracle), now from the coefficients
 // (ToeplitzSensitivity) and from X alone (monotoneGram).

@@ -18,7 +18,7 @@ const (
 	// TreeVanilla sums the nodes of the dyadic decomposition of [0,t]
 	// (Kairouz et al. 2021).
 	TreeVanilla TreeEstimator = iota
-	// TreeOnline is Honaker's estimator from below (D22 App. C; K21 Eq. 4
+	// TreeOnline is Honaker's estimator from below (Denisov et al. 2022 App. C; Kairouz et al. 2021 Eq. 4
 	// with the typo fixed).
 	TreeOnline
 	// TreeFull is the minimum-variance decoder A T⁺ ("Optimal TreeAgg").

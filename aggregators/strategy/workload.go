@@ -14,7 +14,7 @@ import (
 )
 
 // Workload is a lower-triangular n×n linear map A whose output A G the
-// training run needs (ALGORITHMS.md §5.3): prefix sums for constant-LR SGD,
+// training run needs (Denisov et al. 2022, Eq. 9–11): prefix sums for constant-LR SGD,
 // or A = S·diag(η)·M_β for heavy-ball momentum β with learning-rate schedule η.
 type Workload struct {
 	// Name is "prefix", "momentum", or a Custom workload's name.
@@ -80,7 +80,7 @@ func Momentum(n int, beta float64, eta []float64) *Workload {
 
 // LinearCooldown returns the schedule η_t = 1 for t < n−last and
 // η_t = 1 − (1−end)·(t−(n−last−1))/last for the last rounds (0-based), the
-// "cooldown" of NUMBERS.md §D.3 (n = 256, last = 64, end = 0.05).
+// cooldown of the reference losses (n = 256, last = 64, end = 0.05).
 func LinearCooldown(n, last int, end float64) []float64 {
 	if last < 0 || last > n {
 		panic("strategy: bad cooldown length")
@@ -144,7 +144,7 @@ func (w *Workload) Key() string {
 // outputs and cache keys: any square lower-triangular A with finite entries
 // and a nonzero diagonal (invertible: the optimal factorization needs
 // AᵀA positive definite). Its rows are the linear combinations of the
-// rounds' updates the training needs, one per round (ALGORITHMS.md §5.3);
+// rounds' updates the training needs, one per round;
 // lower-triangular, so that round t's output depends on rounds ≤ t only.
 func Custom(name string, a mat.Matrix) (*Workload, error) {
 	r, c := a.Dims()

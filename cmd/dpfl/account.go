@@ -67,7 +67,7 @@ type calcRequest struct {
 	json        bool
 }
 
-// cmdAccount is dpfl's privacy calculator (issue 3): with one positional
+// cmdAccount is dpfl's privacy calculator: with one positional
 // argument it prints the account of a run configuration (accountConfig),
 // otherwise it answers a question about a (sampled) Gaussian mechanism.
 func cmdAccount(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -41,7 +41,7 @@ func accountJSON(t *testing.T, args ...string) map[string]any {
 }
 
 func TestAccountExactText(t *testing.T) {
-	// BMF23 Table 4: σ = 4.22468 → ε = 1.000 at δ = 1e-6 with the exact accountant (the default).
+	// Choquette-Choo et al. 2023 Table 4: σ = 4.22468 → ε = 1.000 at δ = 1e-6 with the exact accountant (the default).
 	code, out, errs := runAccount(t, "-sigma", "4.22468", "-delta", "1e-6")
 	if code != exitOK || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
@@ -84,7 +84,7 @@ func jsonNum(x float64) string {
 }
 
 func TestAccountCalibrate(t *testing.T) {
-	// BMF23 Table 4 in unnormalized units: k = 6 participations without
+	// Choquette-Choo et al. 2023 Table 4 in unnormalized units: k = 6 participations without
 	// amplification → sensitivity √6; σ for ε = 1 at δ = 1e-6 is 4.22468·√6
 	// (noise multiplier 4.22468, tolerance 6e-6 on the 5-decimal table).
 	m := accountJSON(t, "-epsilon", "1", "-delta", "1e-6", "-sensitivity", jsonNum(math.Sqrt(6)), "-tol", "1e-8")
@@ -98,11 +98,11 @@ func TestAccountCalibrate(t *testing.T) {
 	if _, ok := m["order"]; ok {
 		t.Errorf("exact accountant reports an order: %v", m)
 	}
-	// K21 Table 4 DP-SGDM row: 1600 rounds, q = 100/342477, ε = 7.51 at δ = 1e-6
+	// Kairouz et al. 2021 Table 4 DP-SGDM row: 1600 rounds, q = 100/342477, ε = 7.51 at δ = 1e-6
 	// ↔ σ = 0.4 (the paper's σ has 1 decimal: tolerance 0.005).
 	m = accountJSON(t, "-epsilon", "7.51", "-q", jsonNum(100.0/342477), "-steps", "1600", "-delta", "1e-6")
 	if s := m["sigma"].(float64); math.Abs(s-0.4) > 0.005 || m["accountant"] != "rdp-cks" || m["order"] == nil {
-		t.Errorf("K21 calibration: %v", m)
+		t.Errorf("Kairouz et al. 2021 calibration: %v", m)
 	}
 	// Text form names the calibration target and the tolerance.
 	code, out, _ := runAccount(t, "-epsilon", "2", "-delta", "1e-6", "-accountant", "zcdp")
@@ -124,7 +124,7 @@ func TestAccountAccountantOrdering(t *testing.T) {
 }
 
 func TestAccountPLD(t *testing.T) {
-	// NUMBERS §D.1: K21 q = 100/342,477, 1600 rounds, σ = 0.4 → PLD 6.06 (tolerance 0.01).
+	// Independent implementation (float64): Kairouz et al. 2021 q = 100/342,477, 1600 rounds, σ = 0.4 → PLD 6.06 (tolerance 0.01).
 	m := accountJSON(t, "-sigma", "0.4", "-q", jsonNum(100.0/342477), "-steps", "1600", "-delta", "1e-6", "-accountant", "pld")
 	if e := m["epsilon"].(float64); math.Abs(e-6.06) > 0.01 || m["accountant"] != "pld" {
 		t.Errorf("JSON %v, want epsilon 6.06", m)
@@ -138,8 +138,8 @@ func TestAccountPLD(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "exact ε in [2.092") || !strings.Contains(out, "only the upper end is a guarantee") {
 		t.Errorf("text output %q", out)
 	}
-	// Calibration with the PLD: the example (63 s before; now well
-	// under a second on the CI machine).
+	// Calibration with the PLD, 20 sampled steps: the pilot calibration
+	// keeps it to a few evaluations of the full PLD.
 	m = accountJSON(t, "-accountant", "pld", "-epsilon", "4", "-q", "0.1", "-steps", "20", "-delta", "1e-5")
 	if e := m["epsilon"].(float64); e > 4 || e < 4-1e-4 || m["epsilon_optimistic"] == nil {
 		t.Errorf("calibrated JSON %v", m)

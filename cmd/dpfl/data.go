@@ -179,7 +179,7 @@ func copyKey(to, from reflect.Value, key string) {
 	}
 }
 
-// cmdData prints partition statistics and writes a histogram plot (issue 7).
+// cmdData prints partition statistics and writes a histogram plot.
 func cmdData(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	req, code, ok := parseData(args, stderr)
 	if !ok {

@@ -347,7 +347,7 @@ func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[str
 	return ""
 }
 
-// cmdMechanism compares noise mechanisms offline (issue 4).
+// cmdMechanism compares noise mechanisms offline.
 func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// Parsing builds the workload (dense n×n) and may read a large
 	// workload file: it runs aside, so that a signal ends it at once.

@@ -25,7 +25,7 @@ func runMechanism(t *testing.T, args ...string) (int, string, string) {
 
 func TestMechanismJSONSingle(t *testing.T) {
 	dir := t.TempDir()
-	// ALGORITHMS.md §4: n = 64 prefix sums, single participation.
+	// Reference losses (package strategy): n = 64 prefix sums, single participation.
 	cases := []struct {
 		args []string
 		loss float64
@@ -227,7 +227,7 @@ func TestMechanismRestart(t *testing.T) {
 }
 
 func TestMechanismMomentumWorkload(t *testing.T) {
-	// NUMBERS.md §D.3: β = 0.9, η ≡ 1, n = 256: identity 2952319.391,
+	// Independent implementation (float64): β = 0.9, η ≡ 1, n = 256: identity 2952319.391,
 	// Honaker online 274030.331 (3 decimals).
 	for _, c := range []struct {
 		strategy string
@@ -299,8 +299,8 @@ func TestMechanismNuShown(t *testing.T) {
 	}
 }
 
-// TestMechanismWorkloads: the learning-rate-schedule workloads of NUMBERS.md
-// §D.3 (n = 256, linear cooldown over the last 64 rounds to 0.05; with and
+// TestMechanismWorkloads: the learning-rate-schedule workloads of the
+// strategy reference losses (n = 256, linear cooldown over the last 64 rounds to 0.05; with and
 // without momentum 0.9), the identity workload (identity strategy: loss n),
 // and a workload file holding the prefix-sum matrix (optimal MF n = 64:
 // 282.201421, §D.3); bad workload flags are usage errors.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates results/paper/mechanisms/ (issue 9, part 1: the mechanism tables
-# of the seeds, no training): seed 003 Table 2 (n = 2052, k = 6, b = 342) and
-# seed 000's comparison of the optimal factorization with the tree estimators.
+# Regenerates results/paper/mechanisms/ (the mechanism tables of the papers,
+# no training): Choquette-Choo et al. 2023 Table 2 (n = 2052, k = 6, b = 342) and
+# Denisov et al. 2022's comparison of the optimal factorization with the tree estimators.
 #
 #   experiments/paper/mechanisms.sh            # from the repository root
 #
@@ -54,13 +54,13 @@ run() {
 	echo "$name: $(tail -n 1 "$RAW/timings.tsv" | cut -f2) s" >&2
 }
 
-# Seed 000: single participation, all strategies (best first), prefix sums at
+# Denisov et al. 2022: single participation, all strategies (best first), prefix sums at
 # n = 256 and 2048, momentum 0.9 at n = 256.
 run s0-prefix-256 -n 256 -workload prefix
 run s0-prefix-2048 -n 2048 -workload prefix
 run s0-momentum-256 -n 256 -workload momentum -momentum 0.9
 
-# Seed 003 Table 2: every mechanism under (6,342)-participation and
+# Choquette-Choo et al. 2023 Table 2: every mechanism under (6,342)-participation and
 # 342-min-sep (the second call is served from the cache). Every L-BFGS run
 # stops when the loss improved by less than 1e-6 (relative) over 20
 # iterations (the table has 2 decimals). The multi-epoch MF (2.1 million

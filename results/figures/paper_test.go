@@ -71,7 +71,7 @@ func checkChoices(t *testing.T, name, by string, edgeOK ...string) {
 	}
 }
 
-// TestPaperCentralizedMNIST checks the shapes of seed 004 Figure 1(a) that
+// TestPaperCentralizedMNIST checks the shapes of Kairouz et al. 2021 Figure 1(a) that
 // the committed reproduction (results/paper/centralized-mnist: the seeds'
 // CNN, one example per client, 3 seeds) shows, each beyond the 95%
 // intervals of the means compared where said: amplified DP-SGD beats
@@ -107,7 +107,7 @@ func TestPaperCentralizedMNIST(t *testing.T) {
 
 // TestPaperEMNISTWriters checks the orderings of the EMNIST-style writer
 // reproduction (results/paper/emnist-writers: the seeds' CNN, 3 seeds, the
-// server learning rate tuned per point on seed 1) that agree with seed 003:
+// server learning rate tuned per point on seed 1) that agree with Choquette-Choo et al. 2023:
 // BandMF, multi-epoch MF and ν-DP-FTRL beat DP-FedAvg beyond the 95%
 // intervals at every ε; multi-epoch MF and BandMF beat the restarted tree
 // beyond the intervals at ε ≥ 4 and in the means at ε = 2; the tree beats

@@ -1,8 +1,8 @@
 // Command mechanisms renders results/paper/mechanisms/ from the raw
 // `dpfl mechanism -json` outputs that experiments/paper/mechanisms.sh writes:
-// seed 003 (BMF23) Table 2 and seed 000 (D22)'s comparison of the optimal
+// Choquette-Choo et al. 2023 Table 2 and Denisov et al.'s (2022) comparison of the optimal
 // factorization with the tree estimators, each next to the seeds' printed
-// values (docs NUMBERS.md §B.3, §D.3).
+// values and reference losses of an independent implementation.
 //
 //	go run ./experiments/paper/mechanisms -raw results/paper/mechanisms/raw -out results/paper/mechanisms
 //

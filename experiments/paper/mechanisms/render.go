@@ -17,7 +17,7 @@ import (
 	"dpfl/aggregators/strategy"
 )
 
-// paper2 is one row of BMF23 Table 2 as printed (NUMBERS.md §B.3): the
+// paper2 is one row of Choquette-Choo et al. 2023 Table 2 as printed: the
 // sensitivities normalized to 1 under (k,b), the RMSEs relative to the
 // multi-epoch MF (F) RMSE under (k,b).
 type paper2 struct {
@@ -73,31 +73,32 @@ type Table2Row struct {
 	RMSEMinSep      float64 `json:"abs_rmse_minsep"`
 	Optimizer       string  `json:"optimizer,omitempty"`
 	Converged       bool    `json:"converged"`
-	Seconds         float64 `json:"seconds"` // wall time of the (k,b) call (the optimization), this machine
+	Seconds         float64 `json:"seconds"` // wall time of the (k,b) call (the optimization) where it ran
 }
 
 // fallbackNormalizer is the multi-epoch MF (F) RMSE implied by the paper's
-// DP-SGD and TreeAgg rows (NUMBERS.md §B.3), used only while our
+// DP-SGD and TreeAgg rows (their absolute RMSEs over the printed ratios), used only while our
 // multi-epoch-f row is missing.
 const fallbackNormalizer = 8.15
 
 // Columns of Table 2.
 var table2Cols = [5]string{"sens single", "sens (k,b)", "sens min-sep", "RMSE (k,b)", "RMSE min-sep"}
 
-// Seed000Row is one strategy of one seed-000 configuration.
+// Seed000Row is one strategy of one configuration of the comparison of
+// Denisov et al. 2022 (file seed000.json).
 type Seed000Row struct {
 	Config      string   `json:"config"`
 	Strategy    string   `json:"strategy"`
 	Loss        float64  `json:"loss"`
 	RMSE        float64  `json:"rmse"`
 	MaxRoundStd float64  `json:"max_round_std"`
-	RefLoss     *float64 `json:"reference_loss,omitempty"` // NUMBERS.md §D.3
+	RefLoss     *float64 `json:"reference_loss,omitempty"` // independent implementation
 	RelDiff     *float64 `json:"relative_difference,omitempty"`
 	RatioToOpt  float64  `json:"loss_ratio_to_optimal"`
 }
 
 // seed000Configs are the raw files of the seed-000 comparison and the
-// reference losses of NUMBERS.md §D.3 and ALGORITHMS.md §4 (single
+// reference losses computed by an independent implementation (single
 // participation, σ = 1; the optimal n = 2048 loss has no reference).
 var seed000Configs = []struct {
 	Raw, Title string
@@ -111,7 +112,7 @@ var seed000Configs = []struct {
 		"identity": 2098176, "tree": 135180, "tree-online": 77458.5360, "tree-full": 32402.5360}},
 }
 
-// seed000Strategies are the rows shown (D22 Table 1 and the vanilla tree).
+// seed000Strategies are the rows shown (Denisov et al. 2022 Table 1 and the vanilla tree).
 var seed000Strategies = []string{"identity", "tree", "tree-online", "tree-full", "optimal"}
 
 var seed000Labels = map[string]string{
@@ -349,8 +350,8 @@ func seed000Markdown(rows []Seed000Row) string {
 	for _, r := range rows {
 		if r.Config != cur {
 			cur = r.Config
-			fmt.Fprintf(&b, "\n**%s** (single participation, sensitivity 1 per strategy as in D22, σ = 1)\n\n", cur)
-			b.WriteString("| strategy | loss (ours) | reference (NUMBERS §D.3, ALGORITHMS §4) | rel. diff | RMSE | worst round std | loss / optimal |\n|---|---|---|---|---|---|---|\n")
+			fmt.Fprintf(&b, "\n**%s** (single participation, sensitivity 1 per strategy as in Denisov et al. 2022, σ = 1)\n\n", cur)
+			b.WriteString("| strategy | loss (ours) | reference (independent) | rel. diff | RMSE | worst round std | loss / optimal |\n|---|---|---|---|---|---|---|\n")
 		}
 		ref, rd := "–", "–"
 		if r.RefLoss != nil {
@@ -406,14 +407,14 @@ func render(raw string) (map[string][]byte, error) {
 		return nil, err
 	}
 	t2md := table2Markdown(t2) + normNote(norm, normOurs)
-	files["table2.md"] = []byte("# Seed 003 (BMF23) Table 2: paper vs ours\n\n" + table2Intro + "\n" + t2md)
+	files["table2.md"] = []byte("# Choquette-Choo et al. 2023 Table 2: paper vs ours\n\n" + table2Intro + "\n" + t2md)
 	js, err = json.MarshalIndent(s0, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	files["seed000.json"] = append(js, '\n')
 	s0md := seed000Markdown(s0)
-	files["seed000.md"] = []byte("# Seed 000 (D22): optimal factorization vs tree estimators\n\n" + seed000Intro + s0md)
+	files["seed000.md"] = []byte("# Denisov et al. 2022: optimal factorization vs tree estimators\n\n" + seed000Intro + s0md)
 	files["README.md"] = []byte(readme(t2, t2md, s0md, times))
 	return files, nil
 }
@@ -422,15 +423,15 @@ const table2Intro = `n = 2052 rounds, (k,b) = (6,342)-participation and 342-min-
 participations, prefix-sum workload. As in the paper, every matrix is normalized to
 sensitivity 1 under (k,b) (so "sens (k,b)" is 1 by construction), and the RMSE columns are
 relative to the RMSE of Multi-epoch MF (F) under (k,b) (ours: our multi-epoch-f; the paper's
-value is ≈ 8.15 in absolute terms, NUMBERS.md §B.3). The paper prints 2 decimals; ⚠ marks a
+value is ≈ 8.15 in absolute terms, implied by its DP-SGD and TreeAgg rows). The paper prints 2 decimals; ⚠ marks a
 difference larger than the rounding (0.005).
 `
 
-const seed000Intro = `D22 Table 1 / Fig. 1 (no training): the optimal dense factorization (fixed point,
+const seed000Intro = `Denisov et al. 2022 Table 1 / Fig. 1 (no training): the optimal dense factorization (fixed point,
 relative gap 1e-6) against the binary-tree estimators, single participation, every strategy
-at sensitivity 1. Shape to reproduce (EXPERIMENTS.md §3 item 4): optimal MF lower than
+at sensitivity 1. Shape to reproduce (the paper's Fig. 1 and Table 1): optimal MF lower than
 Honaker full, lower than Honaker online, for prefix sums and for the momentum workload.
-The references are the independent implementation of NUMBERS.md §D.3 and ALGORITHMS.md §4
+The references are losses computed by an independent implementation (float64)
 (3–4 decimals; the optimal momentum value is itself converged to ≈ 1e-6; none for the
 optimal loss at n = 2048).
 `
@@ -438,14 +439,20 @@ optimal loss at n = 2048).
 // normNote states the normalizer of the relative RMSE columns.
 func normNote(norm float64, ours bool) string {
 	if ours {
-		return fmt.Sprintf("\nNormalizer: our Multi-epoch MF (F) RMSE under (k,b) = %.4f (paper ≈ 8.15, NUMBERS.md §B.3).\n", norm)
+		return fmt.Sprintf("\nNormalizer: our Multi-epoch MF (F) RMSE under (k,b) = %.4f (paper ≈ 8.15).\n", norm)
 	}
-	return fmt.Sprintf("\nNormalizer: %.2f, the paper's Multi-epoch MF (F) RMSE inferred in NUMBERS.md §B.3 (our multi-epoch-f row is not computed).\n", norm)
+	return fmt.Sprintf("\nNormalizer: %.2f, the paper's Multi-epoch MF (F) RMSE inferred from its DP-SGD and TreeAgg rows (our multi-epoch-f row is not computed).\n", norm)
 }
 
 func readme(t2 []Table2Row, t2md, s0md string, times map[string]float64) string {
 	var b strings.Builder
-	b.WriteString(`# Mechanism tables of the seeds (issue 9, part 1; no training)
+	b.WriteString(`# Mechanism tables of the papers (no training)
+
+The papers: Denisov, McMahan, Rush, Smith and Thakurta (2022), "Improved Differential Privacy
+for SGD via Optimal Private Linear Operators on Adaptive Streams", NeurIPS 2022,
+arXiv:2202.08312 (Denisov et al. 2022); Choquette-Choo, Ganesh, McKenna, McMahan, Rush,
+Thakurta and Xu (2023), "(Amplified) Banded Matrix Factorization: A unified approach to private
+training", NeurIPS 2023, arXiv:2306.08153 (Choquette-Choo et al. 2023).
 
 Regenerate everything in this folder (from the repository root):
 
@@ -456,12 +463,11 @@ and wall times in ` + "`raw/`" + `) and renders the tables with
 ` + "`go run ./experiments/paper/mechanisms`" + `. Optimized strategies are cached in
 ` + "`$DPFL_CACHE`" + ` (default: the dpfl user cache), so a rerun takes seconds; dpfl is built in
 pure Go (` + "`DPFL_TAGS=lapack`" + ` builds it with LAPACK/OpenBLAS: same numbers to the optimizer
-tolerance). The multi-epoch MF goes through its Lagrange dual (seconds; before, the dense
-L-BFGS took 25 min in pure Go and 2.5 min with LAPACK).
+tolerance). The multi-epoch MF goes through its Lagrange dual (seconds).
 ` + "`go test ./experiments/paper/mechanisms/`" + ` re-renders the committed raw files, compares them
-with the committed tables and checks the orderings the seeds report.
+with the committed tables and checks the orderings the papers report.
 
-Files: ` + "`table2.{md,csv,json}`" + ` (seed 003 Table 2), ` + "`seed000.{md,json}`" + ` (seed 000), ` + "`raw/`" + `.
+Files: ` + "`table2.{md,csv,json}`" + ` (Choquette-Choo et al. 2023 Table 2), ` + "`seed000.{md,json}`" + ` (Denisov et al. 2022), ` + "`raw/`" + `.
 
 `)
 	total, partial := times["total"], false
@@ -473,7 +479,7 @@ Files: ` + "`table2.{md,csv,json}`" + ` (seed 003 Table 2), ` + "`seed000.{md,js
 			total += times[k]
 		}
 	}
-	fmt.Fprintf(&b, "Wall time of the regeneration that produced `raw/` on the 2-core project machine, summed over\nits calls (the script resumes, keeping finished calls and their first-run times: the calls that\noptimize BandMF and the multi-epoch MF were rerun on an otherwise idle machine after the BandMF\nevaluator changed (issue 18); the others are from an earlier run while a training grid shared the\ncores): **%.0f s** (%.1f min)", total, total/60)
+	fmt.Fprintf(&b, "Wall time of the regeneration that produced `raw/` on 2 cores, summed over its calls (the script\nresumes, keeping finished calls and their first-run times, so the sum mixes runs made under\ndifferent machine loads): **%.0f s** (%.1f min)", total, total/60)
 	if partial {
 		b.WriteString(" so far (the run had not finished when these files were rendered: rows marked \"not computed\")")
 	}
@@ -487,7 +493,7 @@ Files: ` + "`table2.{md,csv,json}`" + ` (seed 003 Table 2), ` + "`seed000.{md,js
 	}
 	b.WriteString("and every other call under 30 s (`raw/timings.tsv` lists them all).\n\n")
 	within, cells, worst, where := agreement(t2)
-	b.WriteString("## Seed 003 Table 2 (n = 2052, k = 6, b = 342)\n\n")
+	b.WriteString("## Choquette-Choo et al. 2023 Table 2 (n = 2052, k = 6, b = 342)\n\n")
 	b.WriteString(table2Intro + "\n" + t2md + "\n")
 	fmt.Fprintf(&b, "Agreement: %d of %d cells round to the printed value (|ours − paper| ≤ 0.005); the largest difference is %s (%s).\n", within, cells, signed3(worst), where)
 	b.WriteString(`
@@ -499,20 +505,20 @@ below F under min-sep for BandMF; BandMF 342 T below both multi-epoch matrices u
 value (rounding 0.005 plus 0.005 for the optimized normalizer).
 
 What "F" is: the diagonal of X is free subject to Σ_{j ≡ i (mod b)} X_jj = ⌈n/b⌉ for every
-residue i (BMF23 App. B, Prop. B.1: the exact (k,b) sensitivity² of a matrix whose pattern
+residue i (Choquette-Choo et al. 2023 App. B, Prop. B.1: the exact (k,b) sensitivity² of a matrix whose pattern
 blocks are diagonal), optimized with the diagonal gradient projected to zero sum per pattern
 (BandMF) or through the dual with the diagonal updated as the multipliers say (multi-epoch);
 "T" is diag(X) = 1 (equal column norms). Strategies ` + "`bandmf-f`" + ` and ` + "`multi-epoch-f`" + ` of
 ` + "`dpfl mechanism`" + `.
 `)
-	b.WriteString("\n## Seed 000: optimal factorization vs the tree estimators\n\n" + seed000Intro + s0md)
+	b.WriteString("\n## Denisov et al. 2022: optimal factorization vs the tree estimators\n\n" + seed000Intro + s0md)
 	b.WriteString(`
 ` + "`go test ./experiments/paper/mechanisms/`" + ` checks on the committed files that optimal <
-Honaker full < Honaker online < vanilla tree < identity in every configuration (the D22
+Honaker full < Honaker online < vanilla tree < identity in every configuration (the Denisov et al. 2022
 Table 1 / Fig. 1 ordering) and that every loss with a reference is within 1e-6 (relative)
 of it. Momentum at n = 2048 is left out to keep the regeneration short: the
 momentum workload has no O(n²) fixed-point path, so each of its ≈ 40 iterations is a dense
-n = 2048 eigendecomposition (seconds with LAPACK, over a minute in pure Go on this machine).
+n = 2048 eigendecomposition (seconds with LAPACK, over a minute in pure Go).
 `)
 	return b.String()
 }
