@@ -135,7 +135,7 @@ type PrivacyConfig struct {
 	// sigma is calibrated (or aggregator.noise_multiplier taken) for that
 	// population, and the noise added to this run's sum is divided by S, so
 	// the noise on the mean is what the larger population would see. This
-	// is how the seeds simulate large cohorts (Choquette-Choo et al. 2023 §4.3: 100 clients per
+	// is how the papers simulate large cohorts (Choquette-Choo et al. 2023 §4.3: 100 clients per
 	// round calibrated for 1,000, sigma divided by 10). The guarantee of
 	// this run's own clients (epsilon everywhere) is accounted at noise
 	// multiplier sigma/S and is much weaker; the target is reported as

@@ -15,9 +15,9 @@ import (
 // (dim = channels·side·side); inside, feature maps are NHWC and filters
 // [out, kh, kw, in] (conv.go).
 //
-// CNN is the seeds' (E)MNIST network (Kairouz et al. 2021 Table 2, after Papernot et al.):
+// CNN is the papers' (E)MNIST network (Kairouz et al. 2021 Table 2, after Papernot et al.):
 // conv 16 filters 8×8 stride 2, ReLU, conv 32 filters 4×4 stride 2, ReLU,
-// dense 32, ReLU, dense classes, softmax. The seeds do not give the padding;
+// dense 32, ReLU, dense classes, softmax. The papers do not give the padding;
 // dpfl pads the first conv by 3 and the second by 1 on every side, which is
 // TensorFlow's "same" padding for a 28×28 input: 28 → 14 → 7, so the dense
 // layer sees 7·7·32 = 1,568 features (59,802 parameters for 10 classes). Any

@@ -338,7 +338,7 @@ func TestConformanceReuse(t *testing.T) {
 
 // TestCNNParamCounts checks the architectures against published counts: the
 // federated-EMNIST CNN has 1,206,590 parameters for 62 classes on 28×28
-// (TFF's model), and the seeds' CNN is
+// (TFF's model), and the papers' CNN is
 // 16·64+16 + 32·16·16+32 + 1568·32+32 + 32·10+10 for MNIST.
 func TestCNNParamCounts(t *testing.T) {
 	if n := (Spec{Kind: CNNLarge}).NumParams(784, 62); n != 1206590 {

@@ -1,5 +1,5 @@
 // Package models holds dpfl's trainable models: logistic regression and MLP
-// (dense.go), the seeds' (E)MNIST CNN and the federated-EMNIST CNN (cnn.go),
+// (dense.go), the papers' (E)MNIST CNN and the federated-EMNIST CNN (cnn.go),
 // and a next-word LSTM (lstm.go).
 //
 // Each model is a Gorgonia graph: Gorgonia builds and type-checks it and

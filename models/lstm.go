@@ -16,7 +16,7 @@ import (
 // over the vocabulary and softmax. Inputs are sequences of token ids
 // (datasets.Dataset with Next targets); dim is the sequence length and
 // classes the vocabulary size with its special tokens. With vocabulary
-// 10,004, embedding 96, hidden 670 it has the seeds' 4,050,748 parameters;
+// 10,004, embedding 96, hidden 670 it has the papers' 4,050,748 parameters;
 // the default (embedding 32, hidden 128) suits a 1,000-word vocabulary.
 //
 // Training loss: mean cross-entropy over the non-padding target tokens of the

@@ -7,7 +7,7 @@ import (
 	"dpfl/datasets"
 )
 
-// TestLSTMParamCount: the seeds' StackOverflow model (vocabulary 10,000 + 4
+// TestLSTMParamCount: the papers' StackOverflow model (vocabulary 10,000 + 4
 // special tokens, embedding 96, LSTM 670, projection 96) has 4,050,748
 // parameters (Kairouz et al. 2021 Table 2: 960,384 + 2,055,560 + 64,416 + 970,388).
 func TestLSTMParamCount(t *testing.T) {

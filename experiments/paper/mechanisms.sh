@@ -7,7 +7,7 @@
 #
 # Every number comes from `dpfl mechanism -json` (raw/*.json, one file per
 # call); experiments/paper/mechanisms (Go) renders table2.{md,csv,json},
-# seed000.{md,json} and README.md from them and the seeds' printed values.
+# seed000.{md,json} and README.md from them and the papers' printed values.
 # Optimized strategies are cached in $DPFL_CACHE (default: the dpfl user
 # cache), so a second run takes seconds. dpfl is built in pure Go (the
 # default build; every call takes at most about a minute since the

@@ -72,7 +72,7 @@ func checkChoices(t *testing.T, name, by string, edgeOK ...string) {
 }
 
 // TestPaperCentralizedMNIST checks the shapes of Kairouz et al. 2021 Figure 1(a) that
-// the committed reproduction (results/paper/centralized-mnist: the seeds'
+// the committed reproduction (results/paper/centralized-mnist: the papers'
 // CNN, one example per client, 3 seeds) shows, each beyond the 95%
 // intervals of the means compared where said: amplified DP-SGD beats
 // DP-SGD without amplification at ε ≤ 4, DP-FTRLM beats it too (beyond the
@@ -106,7 +106,7 @@ func TestPaperCentralizedMNIST(t *testing.T) {
 }
 
 // TestPaperEMNISTWriters checks the orderings of the EMNIST-style writer
-// reproduction (results/paper/emnist-writers: the seeds' CNN, 3 seeds, the
+// reproduction (results/paper/emnist-writers: the papers' CNN, 3 seeds, the
 // server learning rate tuned per point on seed 1) that agree with Choquette-Choo et al. 2023:
 // BandMF, multi-epoch MF and ν-DP-FTRL beat DP-FedAvg beyond the 95%
 // intervals at every ε; multi-epoch MF and BandMF beat the restarted tree
@@ -199,9 +199,9 @@ func TestPaperStackOverflowDebian(t *testing.T) {
 }
 
 // TestPaperStackOverflowSGDM checks the ablation of the StackOverflow-style
-// reproduction with the seeds' server optimizer, momentum SGD
+// reproduction with the papers' server optimizer, momentum SGD
 // (results/paper/stackoverflow-debian-sgdm), against what the READMEs
-// claim: there the seeds' order BandMF > tree > DP-FedAvg holds in the means
+// claim: there the papers' order BandMF > tree > DP-FedAvg holds in the means
 // at ε = 4 and 16, and the tree beats DP-FedAvg on every seed at ε = 4
 // (paired by seed), where with FedAdam it fell below DP-FedAvg.
 func TestPaperStackOverflowSGDM(t *testing.T) {

@@ -1,7 +1,7 @@
 // Command mechanisms renders results/paper/mechanisms/ from the raw
 // `dpfl mechanism -json` outputs that experiments/paper/mechanisms.sh writes:
 // Choquette-Choo et al. 2023 Table 2 and Denisov et al.'s (2022) comparison of the optimal
-// factorization with the tree estimators, each next to the seeds' printed
+// factorization with the tree estimators, each next to the papers' printed
 // values and reference losses of an independent implementation.
 //
 //	go run ./experiments/paper/mechanisms -raw results/paper/mechanisms/raw -out results/paper/mechanisms
