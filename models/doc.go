@@ -45,6 +45,10 @@
 // Models with dropout implement Stochastic (masks from the caller's RNG, or
 // from a hash of batch and parameters). SGDStep is the local SGD update.
 //
+// The (E)MNIST CNN and the StackOverflow LSTM are those of Kairouz, McMahan, Song, Thakkar, Thakurta and Xu (2021), "Practical and
+// Private (Deep) Learning Without Sampling or Shuffling", ICML 2021,
+// arXiv:2103.00039 (Kairouz et al. 2021), Table 2.
+//
 // Package models imports datasets, gorgonia (with its tensor and hm
 // packages), its internal gemm and vec packages (with the openblas tag,
 // gonum's netlib instead of gemm) and the standard library.

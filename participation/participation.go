@@ -9,6 +9,11 @@
 // actually happens. Planner.Audit checks a Schedule against its schema before
 // any epsilon is reported.
 //
+// (k,b)-participation, b-min-sep participation and the kb-poisson sampling of
+// amplified BandMF are those of Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu (2023),
+// "(Amplified) Banded Matrix Factorization: A unified approach to private
+// training", NeurIPS 2023, arXiv:2306.08153 (Choquette-Choo et al. 2023).
+//
 // Package participation imports only the standard library and dpfl's leaf
 // package sim/rng.
 package participation

@@ -9,6 +9,13 @@
 // The rendering is deterministic: the same raw files give the same bytes (a
 // test re-renders the committed raw files and compares). It reads the JSON
 // through strategy.Report, the type dpfl mechanism writes.
+//
+// The papers: Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu
+// (2023), "(Amplified) Banded Matrix Factorization: A unified approach to
+// private training", NeurIPS 2023, arXiv:2306.08153; Denisov, McMahan, Rush,
+// Smith and Thakurta (2022), "Improved Differential Privacy for SGD via
+// Optimal Private Linear Operators on Adaptive Streams", NeurIPS 2022,
+// arXiv:2202.08312.
 package main
 
 import (

@@ -97,7 +97,7 @@ type Seed000Row struct {
 	RatioToOpt  float64  `json:"loss_ratio_to_optimal"`
 }
 
-// seed000Configs are the raw files of the seed-000 comparison and the
+// seed000Configs are the raw files of the Denisov et al. 2022 comparison and the
 // reference losses computed by an independent implementation (single
 // participation, σ = 1; the optimal n = 2048 loss has no reference).
 var seed000Configs = []struct {
