@@ -127,7 +127,7 @@ func TestBLTGradient(t *testing.T) {
 // positive and decreasing (exact sensitivity). Losses (this implementation):
 // n = 256 single, m = 1/2/4: BLT 1964.6/1760.1/1753.6 vs BandMF (2/3/5
 // bands) 16947/11688/7525.3; kb and min-sep m = 2: 8580.0 vs 46752.1. At
-// n = 1024 (not run here: BandMF takes 25–45 s each) m = 1/2/4: BLT
+// n = 1024 (not run here: BandMF at that size is slow) m = 1/2/4: BLT
 // 12236/9739/9572 vs BandMF 265469/179401/110862.
 func TestBLTBeatsBandMF(t *testing.T) {
 	ctx := context.Background()

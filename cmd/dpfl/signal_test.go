@@ -85,8 +85,8 @@ func waitFor(t *testing.T, lines <-chan string, want string, limit time.Duration
 
 // stopLimit is how soon a signalled process must end. The work it
 // interrupts (an optimization, a training run) would go on for tens of
-// seconds; 5 s leaves room for a loaded 2-core machine running the other
-// packages' tests (2 s was missed at load 10).
+// seconds; 5 s leaves room for a machine busy with the other packages'
+// tests.
 const stopLimit = 5 * time.Second
 
 // stopWith sends sig and waits for the process: it must end within
