@@ -19,11 +19,13 @@
 // Kinds entry and a Spec field for a new key); CONTRIBUTING.md walks
 // through each.
 //
-// Papers cited by short name: Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu (2023),
-// "(Amplified) Banded Matrix Factorization: A unified approach to private
-// training", NeurIPS 2023, arXiv:2306.08153 (Choquette-Choo et al. 2023); Denisov, McMahan, Rush, Smith and Thakurta (2022), "Improved Differential
-// Privacy for SGD via Optimal Private Linear Operators on Adaptive Streams",
-// NeurIPS 2022, arXiv:2202.08312 (Denisov et al. 2022).
+// Papers cited by short name:
+//   - Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu (2023),
+//     "(Amplified) Banded Matrix Factorization: A unified approach to private
+//     training", NeurIPS 2023, arXiv:2306.08153 (Choquette-Choo et al. 2023).
+//   - Denisov, McMahan, Rush, Smith and Thakurta (2022), "Improved
+//     Differential Privacy for SGD via Optimal Private Linear Operators on
+//     Adaptive Streams", NeurIPS 2022, arXiv:2202.08312 (Denisov et al. 2022).
 //
 // Package experiments imports sim and everything sim is built from (datasets,
 // models, clients, participation, aggregators, privacy) plus results; nothing
