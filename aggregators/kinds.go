@@ -5,6 +5,7 @@ import (
 
 	"dpfl/aggregators/strategy"
 	"dpfl/participation"
+	"dpfl/sim/registry"
 )
 
 // Kind is one aggregator kind: its name (aggregator.kind in YAML, the
@@ -95,18 +96,19 @@ var Kinds = []Kind{
 	},
 }
 
+// kinds reads Kinds.
+var kinds = registry.Table[Kind]{List: &Kinds, Name: func(k Kind) string { return k.Name }}
+
 // Lookup returns the kind named name, or nil.
 func Lookup(name string) *Kind {
-	for i := range Kinds {
-		if Kinds[i].Name == name {
-			return &Kinds[i]
-		}
+	if i := kinds.Index(name); i >= 0 {
+		return &Kinds[i]
 	}
 	return nil
 }
 
 // KindNames lists the kinds' names, in table order.
-func KindNames() []string { return kindsWhere(func(*Kind) bool { return true }) }
+func KindNames() []string { return kinds.Names(nil) }
 
 // TreeConfig is the tree kind's own parameters.
 type TreeConfig struct {
@@ -155,8 +157,8 @@ func (t *TreeConfig) normalize() {
 }
 
 func (t *TreeConfig) validate(r Run, add Problems) {
-	oneOf(add, "estimator", t.Estimator, Estimators)
-	oneOf(add, "restart", t.Restart, treeRestarts)
+	registry.OneOf(add, "estimator", t.Estimator, Estimators)
+	registry.OneOf(add, "restart", t.Restart, treeRestarts)
 	switch {
 	case t.RestartEvery < 0:
 		add("restart_every", "%d must not be negative (0: no restarts)", t.RestartEvery)

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"dpfl/aggregators/strategy"
+	"dpfl/sim/registry"
 )
 
 // Name is one mechanism's name: the one used by YAML (aggregator.kind),
@@ -77,21 +78,12 @@ func init() {
 	})
 }
 
+// names reads Names, by name or alias.
+var names = registry.Table[Name]{List: &Names, Name: func(n Name) string { return n.Name }, Aliases: func(n Name) []string { return n.Aliases }}
+
 // lookupName returns the mechanism a YAML aggregator.kind names, by its
 // name or an alias.
-func lookupName(s string) (Name, bool) {
-	for _, n := range Names {
-		if n.Name == s {
-			return n, true
-		}
-		for _, a := range n.Aliases {
-			if a == s {
-				return n, true
-			}
-		}
-	}
-	return Name{}, false
-}
+func lookupName(s string) (Name, bool) { return names.Lookup(s) }
 
 // MechanismName returns the mechanism dpfl mechanism's -strategy s names:
 // a name of Names, one of its aliases, or tree (tree-vanilla).
