@@ -250,7 +250,7 @@ func (b *BandMFConfig) validate(r Run, add Problems) {
 func (b *BandMFConfig) configure(r Run, sc *strategy.Config) {
 	sc.Bands = b.Bands
 	if sc.Bands == 0 {
-		sc.Bands = min(r.Participation.B, r.Rounds)
+		sc.Bands = strategy.DefaultBands(r.Participation.B, r.Rounds)
 	}
 }
 
@@ -323,7 +323,7 @@ func (b *BLTConfig) validate(r Run, add Problems) {
 func (b *BLTConfig) configure(r Run, sc *strategy.Config) {
 	sc.Buffers = b.Buffers
 	if sc.Buffers == 0 {
-		sc.Buffers = min(max(min(r.Participation.B, r.Rounds)-1, 1), strategy.BLTDefaultMaxBuffers)
+		sc.Buffers = strategy.DefaultBLTBuffers(strategy.DefaultBands(r.Participation.B, r.Rounds))
 	}
 }
 
@@ -331,7 +331,7 @@ func (b *BLTConfig) configure(r Run, sc *strategy.Config) {
 func (b *BLTConfig) noiseVectors(bands int) float64 {
 	m := b.Buffers
 	if m == 0 {
-		m = min(max(bands-1, 1), strategy.BLTDefaultMaxBuffers)
+		m = strategy.DefaultBLTBuffers(bands)
 	}
 	return float64(m + 1)
 }
