@@ -246,7 +246,7 @@ func (c *Config) Mode() Mode {
 // StrategyName is the name strategy.Build knows the configured strategy by.
 func (c *Config) StrategyName() string {
 	if k := Lookup(c.Kind); k != nil {
-		return k.strategy(c)
+		return k.strategyName(c)
 	}
 	return ""
 }

@@ -28,11 +28,14 @@ type Kind struct {
 	// accounting (dp-agd), not a noise mechanism: dpfl mechanism does not
 	// list it.
 	Algorithm bool
+	// Strategy is the strategy.Build name of a kind with one strategy
+	// (unused when the kind's strategy function chooses it).
+	Strategy string
 
 	params       func(c *Config) any // the kind's own parameters (a struct pointer), nil: none
 	normalize    func(c *Config)
 	validate     func(c *Config, r Run, add Problems)
-	strategy     func(c *Config) string // the strategy.Build name
+	strategy     func(c *Config) string // the strategy.Build name (nil: Strategy)
 	configure    func(c *Config, r Run, sc *strategy.Config)
 	noiseVectors func(c *Config, rounds, bands int) float64
 }
@@ -109,6 +112,23 @@ func Lookup(name string) *Kind {
 
 // KindNames lists the kinds' names, in table order.
 func KindNames() []string { return kinds.Names(nil) }
+
+// Register adds a kind after those of Kinds, and its name to Names (from an
+// init function of the kind's file); it panics on a name registered twice.
+// A kind registered so has no keys of its own: it sets the exported fields
+// of Kind, with its strategy by name (Strategy).
+func Register(k Kind) {
+	kinds.Register(k)
+	addName(&Kinds[len(Kinds)-1])
+}
+
+// strategyName is the strategy.Build name of the kind for c.
+func (k *Kind) strategyName(c *Config) string {
+	if k.strategy != nil {
+		return k.strategy(c)
+	}
+	return k.Strategy
+}
 
 // TreeConfig is the tree kind's own parameters.
 type TreeConfig struct {
