@@ -2,12 +2,11 @@ package aggregators
 
 import (
 	"math"
-	"reflect"
-	"slices"
 	"strings"
 
 	"dpfl/aggregators/strategy"
 	"dpfl/participation"
+	"dpfl/sim/registry"
 )
 
 // Config is the aggregator section of a run configuration (YAML key
@@ -96,7 +95,7 @@ type Run struct {
 
 // Problems receives the problems of a configuration section, each with its
 // key relative to the section (e.g. "estimator") and its reason.
-type Problems func(key, format string, args ...any)
+type Problems = registry.Problems
 
 // Known values of the common keys.
 var (
@@ -199,7 +198,7 @@ func (c *Config) Validate(r Run, add Problems) {
 		if o == k || o.params == nil {
 			continue
 		}
-		for _, key := range nonZeroKeys(o.params(c)) {
+		for _, key := range registry.SetKeys(o.params(c)) {
 			add(key, "only aggregator kind %s uses it", o.Name)
 		}
 	}
@@ -207,7 +206,7 @@ func (c *Config) Validate(r Run, add Problems) {
 		if k != nil && !k.Workload {
 			add("workload", "only aggregator kinds %s are optimized for a workload", strings.Join(workloadKinds(), " and "))
 		} else if k != nil {
-			oneOf(add, "workload", c.Workload, Workloads)
+			registry.OneOf(add, "workload", c.Workload, Workloads)
 		}
 	}
 	if k == nil {
@@ -222,7 +221,7 @@ func (c *Config) Validate(r Run, add Problems) {
 		}
 		return
 	}
-	oneOf(add, "memory", c.Memory, Memories)
+	registry.OneOf(add, "memory", c.Memory, Memories)
 	if !(c.MemoryBudgetMB > 0) {
 		add("memory_budget_mb", "%v must be positive", c.MemoryBudgetMB)
 	}
@@ -247,7 +246,7 @@ func (c *Config) Mode() Mode {
 // StrategyName is the name strategy.Build knows the configured strategy by.
 func (c *Config) StrategyName() string {
 	if k := Lookup(c.Kind); k != nil {
-		return k.strategy(c)
+		return k.strategyName(c)
 	}
 	return ""
 }
@@ -278,30 +277,6 @@ func (c *Config) NoiseVectors(rounds, bands int) float64 {
 	return float64(rounds)
 }
 
-// nonZeroKeys lists the YAML keys of the fields of the struct v (a pointer)
-// that are set (a list: not empty).
-func nonZeroKeys(v any) []string {
-	rv := reflect.ValueOf(v).Elem()
-	var keys []string
-	for i := 0; i < rv.NumField(); i++ {
-		f := rv.Field(i)
-		if f.Kind() == reflect.Slice && f.Len() > 0 || f.Kind() != reflect.Slice && !f.IsZero() {
-			name, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("yaml"), ",")
-			keys = append(keys, name)
-		}
-	}
-	return keys
-}
-
-// oneOf adds a problem unless v is one of allowed.
-func oneOf(add Problems, key, v string, allowed []string) {
-	if v == "" {
-		add(key, "required (one of %v)", allowed)
-	} else if !slices.Contains(allowed, v) {
-		add(key, "unknown value %q (want one of %v)", v, allowed)
-	}
-}
-
 // inRange adds a problem unless 1 ≤ v ≤ rounds (v = 0 means unset).
 func inRange(add Problems, key string, v, rounds int, zero string) {
 	if v < 0 || (rounds > 0 && v > rounds) {
@@ -309,15 +284,5 @@ func inRange(add Problems, key string, v, rounds int, zero string) {
 	}
 }
 
-func kindsWhere(f func(*Kind) bool) []string {
-	var out []string
-	for i := range Kinds {
-		if f(&Kinds[i]) {
-			out = append(out, Kinds[i].Name)
-		}
-	}
-	return out
-}
-
-func workloadKinds() []string  { return kindsWhere(func(k *Kind) bool { return k.Workload }) }
-func kbPoissonKinds() []string { return kindsWhere(func(k *Kind) bool { return k.KBPoisson }) }
+func workloadKinds() []string  { return kinds.Names(func(k Kind) bool { return k.Workload }) }
+func kbPoissonKinds() []string { return kinds.Names(func(k Kind) bool { return k.KBPoisson }) }

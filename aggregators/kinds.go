@@ -5,6 +5,7 @@ import (
 
 	"dpfl/aggregators/strategy"
 	"dpfl/participation"
+	"dpfl/sim/registry"
 )
 
 // Kind is one aggregator kind: its name (aggregator.kind in YAML, the
@@ -27,11 +28,14 @@ type Kind struct {
 	// accounting (dp-agd), not a noise mechanism: dpfl mechanism does not
 	// list it.
 	Algorithm bool
+	// Strategy is the strategy.Build name of a kind with one strategy
+	// (unused when the kind's strategy function chooses it).
+	Strategy string
 
 	params       func(c *Config) any // the kind's own parameters (a struct pointer), nil: none
 	normalize    func(c *Config)
 	validate     func(c *Config, r Run, add Problems)
-	strategy     func(c *Config) string // the strategy.Build name
+	strategy     func(c *Config) string // the strategy.Build name (nil: Strategy)
 	configure    func(c *Config, r Run, sc *strategy.Config)
 	noiseVectors func(c *Config, rounds, bands int) float64
 }
@@ -95,18 +99,36 @@ var Kinds = []Kind{
 	},
 }
 
+// kinds reads Kinds.
+var kinds = registry.Table[Kind]{List: &Kinds, Name: func(k Kind) string { return k.Name }}
+
 // Lookup returns the kind named name, or nil.
 func Lookup(name string) *Kind {
-	for i := range Kinds {
-		if Kinds[i].Name == name {
-			return &Kinds[i]
-		}
+	if i := kinds.Index(name); i >= 0 {
+		return &Kinds[i]
 	}
 	return nil
 }
 
 // KindNames lists the kinds' names, in table order.
-func KindNames() []string { return kindsWhere(func(*Kind) bool { return true }) }
+func KindNames() []string { return kinds.Names(nil) }
+
+// Register adds a kind after those of Kinds, and its name to Names (from an
+// init function of the kind's file); it panics on a name registered twice.
+// A kind registered so has no keys of its own: it sets the exported fields
+// of Kind, with its strategy by name (Strategy).
+func Register(k Kind) {
+	kinds.Register(k)
+	addName(&Kinds[len(Kinds)-1])
+}
+
+// strategyName is the strategy.Build name of the kind for c.
+func (k *Kind) strategyName(c *Config) string {
+	if k.strategy != nil {
+		return k.strategy(c)
+	}
+	return k.Strategy
+}
 
 // TreeConfig is the tree kind's own parameters.
 type TreeConfig struct {
@@ -155,8 +177,8 @@ func (t *TreeConfig) normalize() {
 }
 
 func (t *TreeConfig) validate(r Run, add Problems) {
-	oneOf(add, "estimator", t.Estimator, Estimators)
-	oneOf(add, "restart", t.Restart, treeRestarts)
+	registry.OneOf(add, "estimator", t.Estimator, Estimators)
+	registry.OneOf(add, "restart", t.Restart, treeRestarts)
 	switch {
 	case t.RestartEvery < 0:
 		add("restart_every", "%d must not be negative (0: no restarts)", t.RestartEvery)
@@ -248,7 +270,7 @@ func (b *BandMFConfig) validate(r Run, add Problems) {
 func (b *BandMFConfig) configure(r Run, sc *strategy.Config) {
 	sc.Bands = b.Bands
 	if sc.Bands == 0 {
-		sc.Bands = min(r.Participation.B, r.Rounds)
+		sc.Bands = strategy.DefaultBands(r.Participation.B, r.Rounds)
 	}
 }
 
@@ -321,7 +343,7 @@ func (b *BLTConfig) validate(r Run, add Problems) {
 func (b *BLTConfig) configure(r Run, sc *strategy.Config) {
 	sc.Buffers = b.Buffers
 	if sc.Buffers == 0 {
-		sc.Buffers = min(max(min(r.Participation.B, r.Rounds)-1, 1), strategy.BLTDefaultMaxBuffers)
+		sc.Buffers = strategy.DefaultBLTBuffers(strategy.DefaultBands(r.Participation.B, r.Rounds))
 	}
 }
 
@@ -329,7 +351,7 @@ func (b *BLTConfig) configure(r Run, sc *strategy.Config) {
 func (b *BLTConfig) noiseVectors(bands int) float64 {
 	m := b.Buffers
 	if m == 0 {
-		m = min(max(bands-1, 1), strategy.BLTDefaultMaxBuffers)
+		m = strategy.DefaultBLTBuffers(bands)
 	}
 	return float64(m + 1)
 }

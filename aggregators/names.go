@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"dpfl/aggregators/strategy"
+	"dpfl/sim/registry"
 )
 
 // Name is one mechanism's name: the one used by YAML (aggregator.kind),
@@ -57,41 +58,46 @@ var variants = []Name{
 
 func init() {
 	Names = slices.Clone(variants)
-	covered := func(f func(Name) bool) bool { return slices.ContainsFunc(Names, f) }
 	for i := range Kinds {
-		k := &Kinds[i]
-		if k.Algorithm {
-			continue
-		}
-		if !covered(func(n Name) bool { return n.Kind == k.Name }) {
-			Names = append(Names, Name{Name: k.Name, Kind: k.Name, Strategy: k.strategy(&Config{Kind: k.Name}), Note: k.Doc})
-		}
+		addName(&Kinds[i])
 	}
 	for _, s := range strategy.Names {
-		if !covered(func(n Name) bool { return n.Strategy == s }) {
+		if !slices.ContainsFunc(Names, func(n Name) bool { return n.Strategy == s }) {
 			Names = append(Names, Name{Name: s, Strategy: s, Note: "(dpfl mechanism only)"})
 		}
 	}
+	sortNames()
+}
+
+// addName gives the kind k a name in Names, unless it is an algorithm or
+// has one: its own, in place of the name of a strategy only dpfl mechanism
+// evaluated so far (a strategy registered before its kind).
+func addName(k *Kind) {
+	if k.Algorithm || slices.ContainsFunc(Names, func(n Name) bool { return n.Kind == k.Name }) {
+		return
+	}
+	n := Name{Name: k.Name, Kind: k.Name, Strategy: k.strategyName(&Config{Kind: k.Name}), Note: k.Doc}
+	if i := slices.IndexFunc(Names, func(o Name) bool { return o.Kind == "" && o.Name == n.Strategy && o.Strategy == n.Strategy }); i >= 0 {
+		Names[i] = n
+		return
+	}
+	Names = append(Names, n)
+	sortNames()
+}
+
+// sortNames puts Names in the order of their strategies in strategy.Names.
+func sortNames() {
 	slices.SortStableFunc(Names, func(a, b Name) int {
 		return slices.Index(strategy.Names, a.Strategy) - slices.Index(strategy.Names, b.Strategy)
 	})
 }
 
+// names reads Names, by name or alias.
+var names = registry.Table[Name]{List: &Names, Name: func(n Name) string { return n.Name }, Aliases: func(n Name) []string { return n.Aliases }}
+
 // lookupName returns the mechanism a YAML aggregator.kind names, by its
 // name or an alias.
-func lookupName(s string) (Name, bool) {
-	for _, n := range Names {
-		if n.Name == s {
-			return n, true
-		}
-		for _, a := range n.Aliases {
-			if a == s {
-				return n, true
-			}
-		}
-	}
-	return Name{}, false
-}
+func lookupName(s string) (Name, bool) { return names.Lookup(s) }
 
 // MechanismName returns the mechanism dpfl mechanism's -strategy s names:
 // a name of Names, one of its aliases, or tree (tree-vanilla).

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"dpfl/sim/registry"
 	"dpfl/sim/rng"
 )
 
@@ -116,7 +117,7 @@ func init() {
 
 // Problems receives the problems of the data section, each with its key
 // relative to the section (e.g. "vocab") and its reason.
-type Problems func(key, format string, args ...any)
+type Problems = registry.Problems
 
 // KeyError is an error about the value of one key of the data section (Key
 // relative to it, e.g. "qmnist_dir"), or, with Key "", about the data the
@@ -153,27 +154,17 @@ type Input struct {
 	Files []string
 }
 
+// kinds reads Kinds.
+var kinds = registry.Table[*Kind]{List: &Kinds, Name: func(k *Kind) string { return k.Name }}
+
 // LookupKind returns the dataset named name, or nil.
-func LookupKind(name string) *Kind {
-	for _, k := range Kinds {
-		if k.Name == name {
-			return k
-		}
-	}
-	return nil
-}
+func LookupKind(name string) *Kind { k, _ := kinds.Lookup(name); return k }
 
 // KindNames lists the datasets' names in table order; text selects the
 // next-word datasets (true) or the image ones (false), all when nil (a
 // dataset whose data tells is in both lists).
 func KindNames(text *bool) []string {
-	var out []string
-	for _, k := range Kinds {
-		if text == nil || k.DataTells || k.Text == *text {
-			out = append(out, k.Name)
-		}
-	}
-	return out
+	return kinds.Names(func(k *Kind) bool { return text == nil || k.DataTells || k.Text == *text })
 }
 
 // PartitionNames lists every dataset's partitions, each once, in table order.
@@ -250,10 +241,10 @@ func (c *Config) Validate(add Problems, given func(key string) bool) {
 			add(key, "%d must be positive", v)
 		}
 	}
-	oneOf(add, "dataset", c.Dataset, KindNames(nil))
+	registry.OneOf(add, "dataset", c.Dataset, KindNames(nil))
 	k := c.kind()
 	if k != nil {
-		oneOf(add, "partition", c.Partition, PartitionNames())
+		registry.OneOf(add, "partition", c.Partition, PartitionNames())
 	}
 	var seen []any // the structs reported (several datasets may own one)
 	for _, o := range Kinds {
@@ -265,7 +256,7 @@ func (c *Config) Validate(add Problems, given func(key string) bool) {
 				continue
 			}
 			seen = append(seen, get(c))
-			for _, key := range nonZeroKeys(get(c)) {
+			for _, key := range registry.SetKeys(get(c)) {
 				add(key, "only dataset %s uses it", commaOr(owners(get)))
 			}
 		}
@@ -416,40 +407,13 @@ func (c Config) Shape(textModel bool) (dim, classes, bytes float64) {
 	return k.shape(&c, textModel)
 }
 
-// nonZeroKeys lists the YAML keys of the fields of the struct v (a pointer)
-// that are set.
-func nonZeroKeys(v any) []string {
-	rv := reflect.ValueOf(v).Elem()
-	var keys []string
-	for i := 0; i < rv.NumField(); i++ {
-		if f := rv.Field(i); f.Kind() == reflect.Slice && f.Len() > 0 || f.Kind() != reflect.Slice && !f.IsZero() {
-			name, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("yaml"), ",")
-			keys = append(keys, name)
-		}
-	}
-	return keys
-}
-
-// oneOf adds a problem unless v is one of allowed.
-func oneOf(add Problems, key, v string, allowed []string) {
-	if v == "" {
-		add(key, "required (one of %v)", allowed)
-	} else if !slices.Contains(allowed, v) {
-		add(key, "unknown value %q (want one of %v)", v, allowed)
-	}
-}
-
 // Keys lists the keys of the structs the dataset owns (its own keys, besides
 // the common dataset, partition, clients and test_fraction).
 func (k *Kind) Keys() []string {
 	var c Config
 	var keys []string
 	for _, get := range k.params {
-		t := reflect.TypeOf(get(&c)).Elem()
-		for i := 0; i < t.NumField(); i++ {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-			keys = append(keys, name)
-		}
+		keys = append(keys, registry.Keys(get(&c))...)
 	}
 	return keys
 }

@@ -139,7 +139,7 @@ func (c *Config) MemoryEstimate() Memory {
 	if k := aggregators.Lookup(ag.Kind); k != nil && k.Correlated && c.Rounds > 0 {
 		bands := ag.Bands
 		if bands == 0 {
-			bands = min(max(pc.B, 1), c.Rounds)
+			bands = max(strategy.DefaultBands(pc.B, c.Rounds), 1)
 		}
 		add("rounds", false, strategy.MemoryBytes(ag.StrategyName(), c.Rounds, bands),
 			"the %s strategy's %d×%d matrices", ag.Kind, c.Rounds, c.Rounds)

@@ -3,11 +3,11 @@ package models
 import (
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 
 	"dpfl/datasets"
+	"dpfl/sim/registry"
 )
 
 // Model is a trainable classifier with a flat parameter vector.
@@ -88,7 +88,7 @@ var Kinds = []*Kind{&logRegKind, &mlpKind, &cnnKind, &cnnLargeKind, &lstmKind}
 
 // Problems receives the problems of the model section, each with its key
 // relative to the section (e.g. "hidden", "hidden[1]") and its reason.
-type Problems func(key, format string, args ...any)
+type Problems = registry.Problems
 
 // Estimate is a model's size for a memory estimate, computed from its
 // configuration alone (float64: nothing overflows).
@@ -105,26 +105,16 @@ type Estimate struct {
 // activation, in the estimates.
 const activationCopies = 3
 
+// kinds reads Kinds.
+var kinds = registry.Table[*Kind]{List: &Kinds, Name: func(k *Kind) string { return k.Name }}
+
 // LookupKind returns the kind named name, or nil.
-func LookupKind(name string) *Kind {
-	for _, k := range Kinds {
-		if k.Name == name {
-			return k
-		}
-	}
-	return nil
-}
+func LookupKind(name string) *Kind { k, _ := kinds.Lookup(name); return k }
 
 // KindNames lists the kinds' names in table order; text selects the
 // next-word models (true) or the image classifiers (false), all when nil.
 func KindNames(text *bool) []string {
-	var out []string
-	for _, k := range Kinds {
-		if text == nil || k.Text == *text {
-			out = append(out, k.Name)
-		}
-	}
-	return out
+	return kinds.Names(func(k *Kind) bool { return text == nil || k.Text == *text })
 }
 
 // Text reports whether the model reads text (a next-token model).
@@ -158,25 +148,12 @@ func (s Spec) Validate(add Problems) {
 	}
 	// A key of Spec the kind does not use must be unset (unless the kind's
 	// own validation said so in its words).
-	v := reflect.ValueOf(s)
-	for i := range v.NumField() {
-		key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
-		f := v.Field(i)
-		set := !f.IsZero() && (f.Kind() != reflect.Slice || f.Len() > 0)
-		if key != "kind" && key != "-" && set && !reported[key] && !slices.Contains(k.Uses, key) {
-			add(key, "only model kind %s uses it", strings.Join(kindsUsing(key), " or "))
+	for _, key := range registry.SetKeys(&s) {
+		if key != "kind" && key != "-" && !reported[key] && !slices.Contains(k.Uses, key) {
+			users := kinds.Names(func(k *Kind) bool { return slices.Contains(k.Uses, key) })
+			add(key, "only model kind %s uses it", strings.Join(users, " or "))
 		}
 	}
-}
-
-func kindsUsing(key string) []string {
-	var out []string
-	for _, k := range Kinds {
-		if slices.Contains(k.Uses, key) {
-			out = append(out, k.Name)
-		}
-	}
-	return out
 }
 
 // Build compiles one instance of the model for inputs of dimension dim,

@@ -10,7 +10,64 @@ import (
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"dpfl/participation"
 )
+
+func init() {
+	multiEpoch := func(n, b float64) float64 { // b: the participation's b (MemoryBytes' bands)
+		if meDualShapeF(n, b) {
+			return meDualMemory(n)
+		}
+		return meLBFGSMemory(n)
+	}
+	for i, name := range []string{"multi-epoch", "multi-epoch-f"} {
+		Register(Builder{Name: name, Order: 5 + i, Memory: multiEpoch, Build: func(ctx context.Context, cfg Config) (Strategy, error) {
+			return buildMultiEpoch(ctx, name, cfg)
+		}})
+	}
+	bandMem := func(n, b float64) float64 { return 6*(8*n*n) + lbfgsMemory(n*math.Min(math.Max(b, 1), n)) }
+	for i, name := range []string{"bandmf", "bandmf-f"} {
+		Register(Builder{Name: name, Order: 7 + i, Memory: bandMem, Build: func(ctx context.Context, cfg Config) (Strategy, error) {
+			return buildBandMF(ctx, name, cfg)
+		}})
+	}
+}
+
+func buildMultiEpoch(ctx context.Context, name string, cfg Config) (Strategy, error) {
+	p := cfg.Participation
+	if p.Kind == participation.Single {
+		return nil, fmt.Errorf("strategy: %s needs kb or minsep participation (use optimal for single)", name)
+	}
+	if name == "multi-epoch-f" {
+		return cfg.Cache.MultiEpochUnequal(ctx, cfg.Workload, p.B, cfg.LBFGS)
+	}
+	return cfg.Cache.MultiEpoch(ctx, cfg.Workload, p.B, cfg.LBFGS)
+}
+
+func buildBandMF(ctx context.Context, name string, cfg Config) (Strategy, error) {
+	n, p := cfg.Workload.N(), cfg.Participation
+	b := cfg.Bands
+	if b == 0 {
+		if p.Kind == participation.Single {
+			return nil, fmt.Errorf("strategy: %s under single participation needs a band count", name)
+		}
+		b = DefaultBands(p.B, n)
+	}
+	if b < 1 || b > n {
+		return nil, fmt.Errorf("strategy: bands %d outside [1,%d]", b, n)
+	}
+	if name == "bandmf-f" {
+		if p.Kind == participation.Single {
+			return nil, fmt.Errorf("strategy: bandmf-f needs kb or minsep participation (its diagonal is constrained per (k,b) pattern)")
+		}
+		if b > p.B {
+			return nil, fmt.Errorf("strategy: bandmf-f needs bands ≤ b (%d > %d)", b, p.B)
+		}
+		return cfg.Cache.BandMFUnequal(ctx, cfg.Workload, b, p.B, cfg.LBFGS)
+	}
+	return cfg.Cache.BandMF(ctx, cfg.Workload, b, cfg.LBFGS)
+}
 
 // LBFGSOptions controls BandMF and MultiEpoch.
 type LBFGSOptions struct {

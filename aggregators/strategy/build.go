@@ -2,17 +2,16 @@ package strategy
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"sort"
 
 	"dpfl/participation"
+	"dpfl/sim/registry"
 )
 
-// Names lists the strategy names Build accepts, in the order of the issue
-// (the comparison's order): those registered below, then any strategy
-// registered by its own file (Register). The "-f" variants drop the
+// Names lists the strategy names Build accepts, in the comparison's order:
+// each strategy's file registers it (Register), its Builder's Order placing
+// it. The "-f" variants drop the
 // equal-column-norm constraint (Choquette-Choo et al. 2023 App. B, the "F" rows of Table 2) and
 // need (k,b) or b-min-sep participation for b.
 var Names []string
@@ -27,18 +26,23 @@ type Builder struct {
 	Memory func(n, bands float64) float64 // bytes for n rounds and b̂ bands
 }
 
-var builders = map[string]Builder{}
+// builders are the registered strategies, in Names' order.
+var (
+	builders []Builder
+	table    = registry.Table[Builder]{List: &builders, Name: func(b Builder) string { return b.Name }, Order: func(b Builder) int { return b.Order }}
+)
 
 // Register adds a strategy to Build and Names (from an init function of the
 // strategy's file); it panics on a name registered twice.
 func Register(b Builder) {
-	if _, dup := builders[b.Name]; dup {
-		panic("strategy: " + b.Name + " registered twice")
-	}
-	builders[b.Name] = b
-	Names = append(Names, b.Name)
-	sort.SliceStable(Names, func(i, j int) bool { return builders[Names[i]].Order < builders[Names[j]].Order })
+	table.Register(b)
+	Names = table.Names(nil)
 }
+
+// DefaultBands is the band count b̂ a banded strategy (bandmf, toeplitz,
+// and the BLT's default buffers) takes for n rounds when none is given: the
+// participation's b (the optimum without amplification), at most n.
+func DefaultBands(b, n int) int { return min(b, n) }
 
 // Config is what Build needs besides the strategy name.
 type Config struct {
@@ -84,14 +88,14 @@ type Config struct {
 // Build returns the named strategy for cfg. Errors are usage problems
 // (unknown name, missing parameter) or numerical failures.
 func Build(ctx context.Context, name string, cfg Config) (Strategy, error) {
-	b, ok := builders[name]
+	b, ok := table.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("strategy: unknown strategy %q", name)
 	}
 	n := cfg.Workload.N()
 	bands := cfg.Bands
 	if bands == 0 {
-		bands = min(max(cfg.Participation.B, 1), n)
+		bands = max(DefaultBands(cfg.Participation.B, n), 1)
 	}
 	need := MemoryBytes(name, n, bands)
 	if name == "multi-epoch" || name == "multi-epoch-f" { // the workload decides the method
@@ -106,167 +110,6 @@ func Build(ctx context.Context, name string, cfg Config) (Strategy, error) {
 	// Some strategies' construction is one long dense factorization:
 	// return on cancellation whatever step it is in (withContext).
 	return withContext(ctx, func() (Strategy, error) { return b.Build(ctx, cfg) })
-}
-
-func init() {
-	dense := func(k float64) func(n, b float64) float64 {
-		return func(n, b float64) float64 { return k * (8 * n * n) }
-	}
-	lbfgs := func(vars float64) float64 { return 2 * 20 * 8 * vars } // Store 20
-	Register(Builder{Name: "identity", Order: 0, Memory: dense(3), Build: func(_ context.Context, cfg Config) (Strategy, error) {
-		return NewIdentity(cfg.Workload.N()), nil
-	}})
-	for i, est := range []TreeEstimator{TreeVanilla, TreeOnline, TreeFull} {
-		Register(Builder{Name: [...]string{"tree", "tree-online", "tree-full"}[i], Order: 1 + i, Memory: dense([...]float64{3, 4, 8}[i]),
-			Build: func(_ context.Context, cfg Config) (Strategy, error) { return buildTree(cfg, est) }})
-	}
-	Register(Builder{Name: "optimal", Order: 4, Memory: dense(8), Build: func(ctx context.Context, cfg Config) (Strategy, error) {
-		return cfg.Cache.Optimal(ctx, cfg.Workload, FixedPointOptions{Gap: cfg.Gap})
-	}})
-	multiEpoch := func(n, b float64) float64 { // b: the participation's b (MemoryBytes' bands)
-		if meDualShapeF(n, b) {
-			return meDualMemory(n)
-		}
-		return meLBFGSMemory(n)
-	}
-	for i, name := range []string{"multi-epoch", "multi-epoch-f"} {
-		Register(Builder{Name: name, Order: 5 + i, Memory: multiEpoch, Build: func(ctx context.Context, cfg Config) (Strategy, error) {
-			return buildMultiEpoch(ctx, name, cfg)
-		}})
-	}
-	bandMem := func(n, b float64) float64 { return 6*(8*n*n) + lbfgs(n*math.Min(math.Max(b, 1), n)) }
-	for i, name := range []string{"bandmf", "bandmf-f"} {
-		Register(Builder{Name: name, Order: 7 + i, Memory: bandMem, Build: func(ctx context.Context, cfg Config) (Strategy, error) {
-			return buildBandMF(ctx, name, cfg)
-		}})
-	}
-	Register(Builder{Name: "nu", Order: 9, Memory: dense(6), Build: func(_ context.Context, cfg Config) (Strategy, error) { return buildNu(cfg) }})
-	Register(Builder{Name: "blt", Order: 10, Memory: dense(6), Build: buildBLT})
-	Register(Builder{Name: "toeplitz", Order: 11, Memory: dense(6), Build: func(ctx context.Context, cfg Config) (Strategy, error) {
-		b := cfg.Bands
-		if b == 0 {
-			if cfg.Participation.Kind == participation.Single {
-				return nil, errors.New("strategy: toeplitz under single participation needs a band count")
-			}
-			b = min(cfg.Participation.B, cfg.Workload.N())
-		}
-		return OptimizeBandedToeplitz(ctx, cfg.Workload, b, cfg.Participation, cfg.LBFGS)
-	}})
-}
-
-// BLTDefaultMaxBuffers caps the default number of BLT buffers (Config.Buffers
-// 0): BandMF's memory b̂ − 1 when that is small, else this.
-const BLTDefaultMaxBuffers = 8
-
-// BLTMaxBuffers is the most buffers OptimizeBLT takes: it optimizes every
-// count from 1 up, each over 2m parameters, so its work grows at least as
-// m², and the prefix-sum loss stops improving after a few buffers (1,000
-// rounds: 9301.2558 from 8 to 64 buffers).
-const BLTMaxBuffers = 64
-
-// BLTBuffers is the number of buffers Build gives a BLT for cfg (see
-// Config.Buffers), or an error.
-func BLTBuffers(cfg Config) (int, error) {
-	if cfg.Buffers < 0 {
-		return 0, fmt.Errorf("strategy: blt needs buffers ≥ 1, got %d", cfg.Buffers)
-	}
-	if cfg.Buffers > BLTMaxBuffers {
-		return 0, fmt.Errorf("strategy: blt takes at most %d buffers, got %d", BLTMaxBuffers, cfg.Buffers)
-	}
-	if cfg.Buffers > 0 {
-		return cfg.Buffers, nil
-	}
-	b := cfg.Bands
-	if b == 0 {
-		if cfg.Participation.Kind == participation.Single {
-			return 0, errors.New("strategy: blt under single participation needs a buffer count (or bands, whose BandMF memory it matches)")
-		}
-		b = min(cfg.Participation.B, cfg.Workload.N())
-	}
-	return min(max(b-1, 1), BLTDefaultMaxBuffers), nil
-}
-
-func buildBLT(ctx context.Context, cfg Config) (Strategy, error) {
-	m, err := BLTBuffers(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return OptimizeBLT(ctx, cfg.Workload, m, cfg.Participation, cfg.LBFGS)
-}
-
-func buildTree(cfg Config, est TreeEstimator) (Strategy, error) {
-	n := cfg.Workload.N()
-	if len(cfg.RestartSegments) > 0 {
-		sum := 0
-		for _, l := range cfg.RestartSegments {
-			if l <= 0 {
-				return nil, fmt.Errorf("strategy: tree segment lengths must be positive, got %v", cfg.RestartSegments)
-			}
-			sum += l
-		}
-		if sum != n || cfg.RestartEvery > 0 {
-			return nil, fmt.Errorf("strategy: tree segments %v sum to %d rounds, the workload has %d (and RestartEvery must be 0)", cfg.RestartSegments, sum, n)
-		}
-		return NewTreeSegments(cfg.RestartSegments, est), nil
-	}
-	if cfg.RestartEvery > 0 {
-		return NewTreeRestarts(n, cfg.RestartEvery, est), nil
-	}
-	return NewTree(n, est), nil
-}
-
-func buildNu(cfg Config) (Strategy, error) {
-	n := cfg.Workload.N()
-	nu, tuned := cfg.Nu, cfg.Nu < 0
-	if tuned {
-		nu = TuneNu(n, 0.0005)
-	}
-	if !(nu < 1) {
-		return nil, fmt.Errorf("strategy: nu %v outside [0,1)", nu)
-	}
-	var s *Nu
-	if cfg.NuBands > 0 {
-		s = NewNuBanded(n, nu, cfg.NuBands)
-	} else {
-		s = NewNu(n, nu)
-	}
-	s.tuned = tuned
-	return s, nil
-}
-
-func buildMultiEpoch(ctx context.Context, name string, cfg Config) (Strategy, error) {
-	p := cfg.Participation
-	if p.Kind == participation.Single {
-		return nil, fmt.Errorf("strategy: %s needs kb or minsep participation (use optimal for single)", name)
-	}
-	if name == "multi-epoch-f" {
-		return cfg.Cache.MultiEpochUnequal(ctx, cfg.Workload, p.B, cfg.LBFGS)
-	}
-	return cfg.Cache.MultiEpoch(ctx, cfg.Workload, p.B, cfg.LBFGS)
-}
-
-func buildBandMF(ctx context.Context, name string, cfg Config) (Strategy, error) {
-	n, p := cfg.Workload.N(), cfg.Participation
-	b := cfg.Bands
-	if b == 0 {
-		if p.Kind == participation.Single {
-			return nil, fmt.Errorf("strategy: %s under single participation needs a band count", name)
-		}
-		b = min(p.B, n)
-	}
-	if b < 1 || b > n {
-		return nil, fmt.Errorf("strategy: bands %d outside [1,%d]", b, n)
-	}
-	if name == "bandmf-f" {
-		if p.Kind == participation.Single {
-			return nil, fmt.Errorf("strategy: bandmf-f needs kb or minsep participation (its diagonal is constrained per (k,b) pattern)")
-		}
-		if b > p.B {
-			return nil, fmt.Errorf("strategy: bandmf-f needs bands ≤ b (%d > %d)", b, p.B)
-		}
-		return cfg.Cache.BandMFUnequal(ctx, cfg.Workload, b, p.B, cfg.LBFGS)
-	}
-	return cfg.Cache.BandMF(ctx, cfg.Workload, b, cfg.LBFGS)
 }
 
 // Comparison is one row of Compare: the metrics, or why the strategy was

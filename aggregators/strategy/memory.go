@@ -12,7 +12,7 @@ import "fmt"
 // rounded up. It is arithmetic only, in float64: any n is safe.
 func MemoryBytes(name string, n, bands int) float64 {
 	N := float64(max(n, 0))
-	if b, ok := builders[name]; ok && b.Memory != nil {
+	if b, ok := table.Lookup(name); ok && b.Memory != nil {
 		return b.Memory(N, float64(bands))
 	}
 	return 8 * (8 * N * N)
@@ -27,7 +27,7 @@ func meDualMemory(N float64) float64 { return 14 * (8 * N * N) }
 
 // meLBFGSMemory is MemoryBytes for the multi-epoch MF by dense L-BFGS:
 // ten dense matrices and the history of n²/2 variables.
-func meLBFGSMemory(N float64) float64 { return 10*(8*N*N) + 2*20*8*(N*N/2) }
+func meLBFGSMemory(N float64) float64 { return 10*(8*N*N) + lbfgsMemory(N*N/2) }
 
 // checkNeed refuses name when need bytes are above limit (0: no limit).
 func checkNeed(name string, n int, need, limit float64) error {
@@ -40,3 +40,11 @@ func checkNeed(name string, n int, need, limit float64) error {
 	}
 	return nil
 }
+
+// denseMemory is a Builder's Memory for k dense n×n matrices of float64.
+func denseMemory(k float64) func(n, bands float64) float64 {
+	return func(n, _ float64) float64 { return k * (8 * n * n) }
+}
+
+// lbfgsMemory is the L-BFGS history of vars variables (Store 20).
+func lbfgsMemory(vars float64) float64 { return 2 * 20 * 8 * vars }

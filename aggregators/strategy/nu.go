@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -8,6 +9,29 @@ import (
 
 	"dpfl/participation"
 )
+
+func init() {
+	Register(Builder{Name: "nu", Order: 9, Memory: denseMemory(6), Build: func(_ context.Context, cfg Config) (Strategy, error) { return buildNu(cfg) }})
+}
+
+func buildNu(cfg Config) (Strategy, error) {
+	n := cfg.Workload.N()
+	nu, tuned := cfg.Nu, cfg.Nu < 0
+	if tuned {
+		nu = TuneNu(n, 0.0005)
+	}
+	if !(nu < 1) {
+		return nil, fmt.Errorf("strategy: nu %v outside [0,1)", nu)
+	}
+	var s *Nu
+	if cfg.NuBands > 0 {
+		s = NewNuBanded(n, nu, cfg.NuBands)
+	} else {
+		s = NewNu(n, nu)
+	}
+	s.tuned = tuned
+	return s, nil
+}
 
 // Nu is ν-DP-FTRL (Choquette-Choo et al. 2024): the lower-triangular
 // Toeplitz encoder C with coefficients of (1 − r x)^{−1/2}, r = 1 − ν, and

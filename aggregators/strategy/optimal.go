@@ -12,6 +12,12 @@ import (
 	"dpfl/participation"
 )
 
+func init() {
+	Register(Builder{Name: "optimal", Order: 4, Memory: denseMemory(8), Build: func(ctx context.Context, cfg Config) (Strategy, error) {
+		return cfg.Cache.Optimal(ctx, cfg.Workload, FixedPointOptions{Gap: cfg.Gap})
+	}})
+}
+
 // FixedPointOptions controls OptimalSingle.
 type FixedPointOptions struct {
 	// Gap is the target relative duality gap (primal − dual)/primal; 0 means 1e-6.

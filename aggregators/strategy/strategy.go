@@ -14,6 +14,12 @@ import (
 	"dpfl/participation"
 )
 
+func init() {
+	Register(Builder{Name: "identity", Order: 0, Memory: denseMemory(3), Build: func(_ context.Context, cfg Config) (Strategy, error) {
+		return NewIdentity(cfg.Workload.N()), nil
+	}})
+}
+
 // Strategy is a factorization A = B C of a workload, as a mechanism needs
 // it: the encoder C (m×n, full column rank) through its Gram matrix and a
 // square factor, and its sensitivity. What the comparison and the streaming

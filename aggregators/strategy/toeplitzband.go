@@ -11,6 +11,19 @@ import (
 	"dpfl/participation"
 )
 
+func init() {
+	Register(Builder{Name: "toeplitz", Order: 11, Memory: denseMemory(6), Build: func(ctx context.Context, cfg Config) (Strategy, error) {
+		b := cfg.Bands
+		if b == 0 {
+			if cfg.Participation.Kind == participation.Single {
+				return nil, errors.New("strategy: toeplitz under single participation needs a band count")
+			}
+			b = DefaultBands(cfg.Participation.B, cfg.Workload.N())
+		}
+		return OptimizeBandedToeplitz(ctx, cfg.Workload, b, cfg.Participation, cfg.LBFGS)
+	}})
+}
+
 // BandedToeplitz is a lower-triangular Toeplitz encoder C with b̂ bands:
 // first column (c_0, …, c_{b̂−1}, 0, …), as jax_privacy's banded Toeplitz
 // strategies. Its noise C⁻¹z streams by the banded recurrence (Banded) over

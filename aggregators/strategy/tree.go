@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +11,34 @@ import (
 
 	"dpfl/participation"
 )
+
+func init() {
+	for i, est := range []TreeEstimator{TreeVanilla, TreeOnline, TreeFull} {
+		Register(Builder{Name: [...]string{"tree", "tree-online", "tree-full"}[i], Order: 1 + i, Memory: denseMemory([...]float64{3, 4, 8}[i]),
+			Build: func(_ context.Context, cfg Config) (Strategy, error) { return buildTree(cfg, est) }})
+	}
+}
+
+func buildTree(cfg Config, est TreeEstimator) (Strategy, error) {
+	n := cfg.Workload.N()
+	if len(cfg.RestartSegments) > 0 {
+		sum := 0
+		for _, l := range cfg.RestartSegments {
+			if l <= 0 {
+				return nil, fmt.Errorf("strategy: tree segment lengths must be positive, got %v", cfg.RestartSegments)
+			}
+			sum += l
+		}
+		if sum != n || cfg.RestartEvery > 0 {
+			return nil, fmt.Errorf("strategy: tree segments %v sum to %d rounds, the workload has %d (and RestartEvery must be 0)", cfg.RestartSegments, sum, n)
+		}
+		return NewTreeSegments(cfg.RestartSegments, est), nil
+	}
+	if cfg.RestartEvery > 0 {
+		return NewTreeRestarts(n, cfg.RestartEvery, est), nil
+	}
+	return NewTree(n, est), nil
+}
 
 // TreeEstimator selects how prefix sums are decoded from the tree's nodes.
 type TreeEstimator int

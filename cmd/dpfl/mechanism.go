@@ -181,7 +181,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 	if check == "" {
 		check = "identity"
 	}
-	if need := strategy.MemoryBytes(check, *n, max(*bands, min(*b, *n), 1)); need > *maxMem*1e9 {
+	if need := strategy.MemoryBytes(check, *n, max(*bands, strategy.DefaultBands(*b, *n), 1)); need > *maxMem*1e9 {
 		return usageErr("-n %d: %s needs an estimated %.3g GB of memory (dense %d×%d matrices), above the limit of %g GB (-max-memory)",
 			*n, check, need/1e9, *n, *n, *maxMem)
 	}
