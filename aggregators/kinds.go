@@ -51,7 +51,7 @@ var Kinds = []Kind{
 		strategy: func(*Config) string { return "identity" },
 	},
 	{
-		Name: "tree", Doc: "tree-aggregation DP-FTRL (K21), estimator vanilla, online or full, optionally restarted", Correlated: true,
+		Name: "tree", Doc: "tree-aggregation DP-FTRL (Kairouz et al. 2021), estimator vanilla, online or full, optionally restarted", Correlated: true,
 		params:       func(c *Config) any { return &c.TreeConfig },
 		normalize:    func(c *Config) { c.TreeConfig.normalize() },
 		validate:     func(c *Config, r Run, add Problems) { c.TreeConfig.validate(r, add) },
@@ -60,14 +60,14 @@ var Kinds = []Kind{
 		noiseVectors: func(c *Config, rounds, _ int) float64 { return c.TreeConfig.noiseVectors(rounds) },
 	},
 	{
-		Name: "optimal-mf", Doc: "optimal dense matrix factorization (D22), or multi-epoch MF for (k,b)/min-sep (BMF23)", Correlated: true, Workload: true,
+		Name: "optimal-mf", Doc: "optimal dense matrix factorization (Denisov et al. 2022), or multi-epoch MF for (k,b)/min-sep (Choquette-Choo et al. 2023)", Correlated: true, Workload: true,
 		params:    func(c *Config) any { return &c.OptimalConfig },
 		validate:  func(c *Config, r Run, add Problems) { c.OptimalConfig.validate(r, add) },
 		strategy:  func(c *Config) string { return c.OptimalConfig.strategy() },
 		configure: func(c *Config, r Run, sc *strategy.Config) { c.OptimalConfig.configure(r, sc) },
 	},
 	{
-		Name: "bandmf", Doc: "banded matrix factorization (BMF23), amplified under kb-poisson", Correlated: true, Workload: true, KBPoisson: true,
+		Name: "bandmf", Doc: "banded matrix factorization (Choquette-Choo et al. 2023), amplified under kb-poisson", Correlated: true, Workload: true, KBPoisson: true,
 		params:       func(c *Config) any { return &c.BandMFConfig },
 		validate:     func(c *Config, r Run, add Problems) { c.BandMFConfig.validate(r, add) },
 		strategy:     func(*Config) string { return "bandmf" },
@@ -75,7 +75,7 @@ var Kinds = []Kind{
 		noiseVectors: func(_ *Config, _, bands int) float64 { return float64(bands) },
 	},
 	{
-		Name: "nu-ftrl", Doc: "ν-DP-FTRL (CN24): closed-form Toeplitz C, optionally truncated to banded", Correlated: true,
+		Name: "nu-ftrl", Doc: "ν-DP-FTRL (Choquette-Choo et al. 2024): closed-form Toeplitz C, optionally truncated to banded", Correlated: true,
 		params:       func(c *Config) any { return &c.NuConfig },
 		validate:     func(c *Config, r Run, add Problems) { c.NuConfig.validate(r, add) },
 		strategy:     func(*Config) string { return "nu" },
@@ -83,14 +83,14 @@ var Kinds = []Kind{
 		noiseVectors: func(c *Config, rounds, _ int) float64 { return c.NuConfig.noiseVectors(rounds) },
 	},
 	{
-		Name: "dp-agd", Doc: "DP-AGD (LK18): zCDP gradient descent with adaptive per-round budget and noisy-max step sizes; the rounds are an outcome", Algorithm: true,
+		Name: "dp-agd", Doc: "DP-AGD (Lee and Kifer 2018): zCDP gradient descent with adaptive per-round budget and noisy-max step sizes; the rounds are an outcome", Algorithm: true,
 		params:    func(c *Config) any { return &c.AGDConfig },
 		normalize: func(c *Config) { c.AGDConfig.normalize() },
 		validate:  func(c *Config, r Run, add Problems) { c.AGDConfig.validate(c, r, add) },
 		strategy:  func(*Config) string { return "identity" },
 	},
 	{
-		Name: "blt", Doc: "buffered linear Toeplitz DP-FTRL (DMR+24, MMR+24): C from a few decaying buffers, optimized for the run, O(buffers·d) noise", Correlated: true, Workload: true,
+		Name: "blt", Doc: "buffered linear Toeplitz DP-FTRL (Dvijotham et al. 2024; McMahan et al. 2024): C from a few decaying buffers, optimized for the run, O(buffers·d) noise", Correlated: true, Workload: true,
 		params:       func(c *Config) any { return &c.BLTConfig },
 		validate:     func(c *Config, r Run, add Problems) { c.BLTConfig.validate(r, add) },
 		strategy:     func(*Config) string { return "blt" },

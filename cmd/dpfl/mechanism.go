@@ -40,7 +40,7 @@ between rounds) for each m. -restart-every R restarts the tree mechanisms every 
 run's aggregator.restart_every; restart: epoch is R = b). Mechanisms have the names a run's
 aggregator.kind takes (tree-online is kind tree with estimator online; multi-epoch is
 optimal-mf with multi_epoch: true); the -f variants, evaluated here only, drop the
-equal-column-norm constraint (BMF23 App. B): the diagonal of X is free with fixed sums over
+equal-column-norm constraint (Choquette-Choo et al. 2023, App. B): the diagonal of X is free with fixed sums over
 the (k,b) patterns. Old spellings are accepted: identity, optimal, nu, and tree
 (tree-vanilla). Optimized strategies are cached in -cache (a cache that cannot be
 written is a warning). Every strategy holds dense n×n matrices: an n whose estimate is
