@@ -176,7 +176,7 @@ func (l Limits) Validate(c *Config, src *Source) error {
 			add("privacy.delta", "%s", largeDelta(c.Privacy.Delta, n))
 		}
 	}
-	oneOf("privacy.accountant", c.Privacy.Accountant, privacy.AccountantNames)
+	oneOf("privacy.accountant", c.Privacy.Accountant, privacy.AccountantNames())
 	if s := c.Privacy.PopulationScale; s != 0 {
 		switch {
 		case !(s >= 1) || math.IsInf(s, 0):
@@ -189,7 +189,7 @@ func (l Limits) Validate(c *Config, src *Source) error {
 			add("privacy.population_scale", "not with adaptive clipping (aggregator.clip_quantile): the clip count's noise is not scaled to the larger population, so the pair's guarantee would not be the one reported")
 		}
 	}
-	if c.Participation.Kind.Sampled() && (c.Privacy.Accountant == "exact" || strings.HasPrefix(c.Privacy.Accountant, "zcdp")) {
+	if newAcct, err := privacy.NewByName(c.Privacy.Accountant, nil); err == nil && c.Participation.Kind.Sampled() && newAcct().Supports(sampledGaussian) != nil {
 		add("privacy.accountant", "%s cannot account Poisson sampling (use rdp or pld)", c.Privacy.Accountant)
 	}
 	oneOf("server.optimizer", c.Server.Optimizer, Optimizers)
@@ -443,7 +443,7 @@ func (c *Config) validateAGD(add addFunc) {
 	if c.Privacy.Epsilon == nil && c.Aggregator.NoiseMultiplier == nil {
 		return // privacy.epsilon is reported required below
 	}
-	if a := c.Privacy.Accountant; a != "zcdp" && a != "zcdp-cks" {
+	if !spendsZCDP(c.Privacy.Accountant) {
 		add("privacy.accountant", "dp-agd spends a zCDP budget: use zcdp-cks (the default, the tight conversion) or zcdp")
 	}
 	if c.Privacy.PopulationScale != 0 {
@@ -461,6 +461,22 @@ func (c *Config) validateAGD(add addFunc) {
 			add(k.key, "dp-agd chooses its own steps by noisy max (aggregator.max_step): remove it")
 		}
 	}
+}
+
+// sampledGaussian stands for the events of the sampled participation
+// schemes when validating the accountant: a Poisson-sampled Gaussian (any
+// q in (0, 1) stands for all of them).
+var sampledGaussian = privacy.PoissonSampled{Probability: 0.5, Event: privacy.Gaussian{NoiseMultiplier: 1}}
+
+// spendsZCDP reports whether the accountant called name can spend a zCDP
+// budget (privacy.ZCDPBudgeter), as DP-AGD needs.
+func spendsZCDP(name string) bool {
+	newAcct, err := privacy.NewByName(name, nil)
+	if err != nil {
+		return false
+	}
+	_, ok := newAcct().(privacy.ZCDPBudgeter)
+	return ok
 }
 
 // deltaBound says how small a delta the population asks for: below one over
