@@ -110,6 +110,16 @@ type ServerSGD struct {
 	mom      []float64
 }
 
+func init() {
+	RegisterServerOptimizer(ServerOptimizerKind{
+		Name: DefaultServerOptimizer, Keys: []string{"momentum"}, Linear: true,
+		Validate: func(p ServerParams, problem Problems) { refuseUnused(p, []string{"beta1", "beta2", "tau"}, problem) },
+		New: func(p ServerParams, s LRSchedule) ServerOptimizer {
+			return &ServerSGD{LR: p.LR, Momentum: p.Momentum, Schedule: s}
+		},
+	})
+}
+
 // Validate reports a bad learning rate, momentum or schedule.
 func (s *ServerSGD) Validate() error {
 	if !(s.LR > 0) {
