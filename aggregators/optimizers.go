@@ -37,8 +37,10 @@ type ServerOptimizerKind struct {
 	// Defaults fills the unset keys of p (nil: none).
 	Defaults func(p *ServerParams)
 	// Validate reports the problems of p (given its defaults) through
-	// problem, keys relative to the server section; the learning rate and
-	// the momentum's range are checked by the caller for every optimizer.
+	// problem, keys relative to the server section (nil: none). A key it
+	// does not read (Keys) but p sets is refused by Check unless Validate
+	// reported it; the learning rate and the momentum's range are checked
+	// by the caller for every optimizer.
 	Validate func(p ServerParams, problem Problems)
 	// New builds the optimizer of a valid p with the learning-rate
 	// schedule s.
@@ -51,10 +53,16 @@ var serverOptimizers struct {
 }
 
 // RegisterServerOptimizer adds the kind k. It panics on an empty name, a
-// missing Validate or New, or a name already taken (programmer errors).
+// missing New, a key outside ServerParams or a name already taken
+// (programmer errors).
 func RegisterServerOptimizer(k ServerOptimizerKind) {
-	if k.Name == "" || k.Validate == nil || k.New == nil {
-		panic(fmt.Sprintf("aggregators: server optimizer %q needs a name, Validate and New", k.Name))
+	if k.Name == "" || k.New == nil {
+		panic(fmt.Sprintf("aggregators: server optimizer %q needs a name and New", k.Name))
+	}
+	for _, key := range k.Keys {
+		if !slices.Contains(serverKeys, key) {
+			panic(fmt.Sprintf("aggregators: server optimizer %q reads unknown key %q", k.Name, key))
+		}
 	}
 	if serverOptimizers.byName == nil {
 		serverOptimizers.byName = map[string]*ServerOptimizerKind{}
@@ -85,6 +93,29 @@ func ServerOptimizerNames() []string {
 		}
 	}
 	return names
+}
+
+// serverKeys are the keys of ServerParams besides lr.
+var serverKeys = []string{"momentum", "beta1", "beta2", "tau"}
+
+// Check reports the problems of p for k: those of k.Validate, then each key
+// that p sets and k does not read (Keys), unless Validate reported it,
+// naming the optimizers that read it.
+func (k ServerOptimizerKind) Check(p ServerParams, problem Problems) {
+	reported := map[string]bool{}
+	if k.Validate != nil {
+		k.Validate(p, func(key, format string, args ...any) {
+			reported[key] = true
+			problem(key, format, args...)
+		})
+	}
+	var unused []string
+	for _, key := range serverKeys {
+		if !slices.Contains(k.Keys, key) && !reported[key] {
+			unused = append(unused, key)
+		}
+	}
+	refuseUnused(p, unused, problem)
 }
 
 // set reports whether the key of p named key is set.

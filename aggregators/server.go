@@ -113,7 +113,6 @@ type ServerSGD struct {
 func init() {
 	RegisterServerOptimizer(ServerOptimizerKind{
 		Name: DefaultServerOptimizer, Keys: []string{"momentum"}, Linear: true,
-		Validate: func(p ServerParams, problem Problems) { refuseUnused(p, []string{"beta1", "beta2", "tau"}, problem) },
 		New: func(p ServerParams, s LRSchedule) ServerOptimizer {
 			return &ServerSGD{LR: p.LR, Momentum: p.Momentum, Schedule: s}
 		},

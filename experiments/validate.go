@@ -388,7 +388,7 @@ func (c *Config) validateOptimizer(add addFunc) {
 	if !ok {
 		return // reported by Validate
 	}
-	k.Validate(sv.params(), func(key, format string, args ...any) { add("server."+key, format, args...) })
+	k.Check(sv.params(), func(key, format string, args ...any) { add("server."+key, format, args...) })
 	if !k.Linear && c.Aggregator.Workload == "server" {
 		add("aggregator.workload", "server optimizes the factorization for SGD with momentum, whose trajectory is linear in the updates; %s is not (use workload prefix)", sv.Optimizer)
 	}

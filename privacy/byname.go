@@ -47,11 +47,14 @@ func RegisterAccountant(k AccountantKind) {
 	if registry.byName == nil {
 		registry.byName = map[string]*AccountantKind{}
 	}
-	p := &k
-	for _, n := range append([]string{k.Name}, k.Aliases...) {
-		if _, dup := registry.byName[n]; dup || n == "" {
+	names := append([]string{k.Name}, k.Aliases...)
+	for i, n := range names {
+		if _, dup := registry.byName[n]; dup || n == "" || slices.Contains(names[:i], n) {
 			panic(fmt.Sprintf("privacy: accountant name %q registered twice (or empty)", n))
 		}
+	}
+	p := &k
+	for _, n := range names {
 		registry.byName[n] = p
 	}
 	registry.kinds = append(registry.kinds, p)

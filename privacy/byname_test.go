@@ -93,12 +93,13 @@ func (a *basicAccountant) Delta(epsilon float64) (float64, error) {
 	return 1, nil
 }
 
-// TestRegisterAccountant registers an accountant from a test file and uses
-// it by name, the lookup configurations and dpfl account use.
+func init() {
+	RegisterAccountant(AccountantKind{Name: "basic-test", New: func(AccountantOptions) Accountant { return &basicAccountant{} }})
+}
+
+// TestRegisterAccountant: an accountant registered from a test file is
+// listed and used by name, the lookup configurations and dpfl account use.
 func TestRegisterAccountant(t *testing.T) {
-	if _, ok := LookupAccountant("basic-test"); !ok { // (go test -count=2 runs it twice)
-		RegisterAccountant(AccountantKind{Name: "basic-test", New: func(AccountantOptions) Accountant { return &basicAccountant{} }})
-	}
 	if names := AccountantNames(); names[len(names)-1] != "basic-test" {
 		t.Fatalf("names %v", names)
 	}
