@@ -220,7 +220,8 @@ func (r *calcRequest) checkAccountant(set map[string]bool, ordersFlag string) st
 	}
 	newAcct, err := privacy.NewByNameSeries(r.accountant, r.orders, frac)
 	if err != nil {
-		return fmt.Sprintf("unknown -accountant %q (want exact, rdp, rdp-mironov, zcdp, zcdp-cks or pld)", r.accountant)
+		names := privacy.AccountantNames()
+		return fmt.Sprintf("unknown -accountant %q (want %s or %s)", r.accountant, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 	}
 	if r.mech == "sampled-gaussian" && r.q < 1 && newAcct().Supports(r.event(r.sensitivity)) != nil {
 		return fmt.Sprintf("the %s accountant cannot amplify by sampling (q = %g); use -accountant rdp", r.accountant, r.q)
