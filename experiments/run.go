@@ -399,8 +399,7 @@ func (p *Plan) calibrate(ctx context.Context) error {
 
 // calibrateAGD sets DP-AGD's budget: the largest zCDP ρ whose conversion
 // by the configured accountant (a privacy.ZCDPBudgeter: zcdp standard,
-// zcdp-cks CKS) meets
-// privacy.epsilon at privacy.delta. Final is that ρ's guarantee, accounted
+// zcdp-cks CKS) meets privacy.epsilon at privacy.delta. Final is that ρ's guarantee, accounted
 // as a Gaussian of noise multiplier 1/√(2ρ) (exactly ρ-zCDP); Sigma is the
 // first gradient's noise multiplier.
 func (a *Accounting) calibrateAGD(cfg *Config) error {

@@ -181,7 +181,7 @@ func (l Limits) Validate(c *Config, src *Source) error {
 			add("privacy.population_scale", "not with adaptive clipping (aggregator.clip_quantile): the clip count's noise is not scaled to the larger population, so the pair's guarantee would not be the one reported")
 		}
 	}
-	if newAcct, err := privacy.NewByName(c.Privacy.Accountant, nil); err == nil && c.Participation.Kind.Sampled() && newAcct().Supports(sampledGaussian) != nil {
+	if a := newAccountant(c.Privacy.Accountant); a != nil && c.Participation.Kind.Sampled() && a.Supports(sampledGaussian) != nil {
 		add("privacy.accountant", "%s cannot account Poisson sampling (use rdp or pld)", c.Privacy.Accountant)
 	}
 	oneOf("server.optimizer", c.Server.Optimizer, aggregators.ServerOptimizerNames())
@@ -414,7 +414,7 @@ func (c *Config) validateAGD(add addFunc) {
 	if c.Privacy.Epsilon == nil && c.Aggregator.NoiseMultiplier == nil {
 		return // privacy.epsilon is reported required below
 	}
-	if !spendsZCDP(c.Privacy.Accountant) {
+	if _, ok := newAccountant(c.Privacy.Accountant).(privacy.ZCDPBudgeter); !ok {
 		add("privacy.accountant", "dp-agd spends a zCDP budget: use zcdp-cks (the default, the tight conversion) or zcdp")
 	}
 	if c.Privacy.PopulationScale != 0 {
@@ -439,15 +439,14 @@ func (c *Config) validateAGD(add addFunc) {
 // q in (0, 1) stands for all of them).
 var sampledGaussian = privacy.PoissonSampled{Probability: 0.5, Event: privacy.Gaussian{NoiseMultiplier: 1}}
 
-// spendsZCDP reports whether the accountant called name can spend a zCDP
-// budget (privacy.ZCDPBudgeter), as DP-AGD needs.
-func spendsZCDP(name string) bool {
+// newAccountant returns an empty accountant called name, to ask what it
+// supports, or nil for an unknown name (reported by Validate).
+func newAccountant(name string) privacy.Accountant {
 	newAcct, err := privacy.NewByName(name, nil)
 	if err != nil {
-		return false
+		return nil
 	}
-	_, ok := newAcct().(privacy.ZCDPBudgeter)
-	return ok
+	return newAcct()
 }
 
 // deltaBound says how small a delta the population asks for: below one over
