@@ -59,6 +59,69 @@ func (r AdaptiveRule) String() string {
 	return "adam"
 }
 
+func init() {
+	for _, r := range []AdaptiveRule{Adam, Yogi, Adagrad} {
+		keys := []string{"beta1", "beta2", "tau"}
+		if r == Adagrad {
+			keys = []string{"beta1", "tau"}
+		}
+		RegisterServerOptimizer(ServerOptimizerKind{Name: r.String(), Keys: keys,
+			Defaults: r.defaults, Validate: r.validate, New: r.build})
+	}
+}
+
+// defaults sets β₁ = 0.9, β₂ = 0.99 (not for Adagrad) and τ = 1e-3 when
+// unset.
+func (r AdaptiveRule) defaults(p *ServerParams) {
+	if p.Beta1 == nil {
+		b := 0.9
+		p.Beta1 = &b
+	}
+	if p.Beta2 == nil && r != Adagrad {
+		b := 0.99
+		p.Beta2 = &b
+	}
+	if p.Tau == 0 {
+		p.Tau = 1e-3
+	}
+}
+
+// validate reports the problems of the keys of an adaptive optimizer.
+func (r AdaptiveRule) validate(p ServerParams, problem Problems) {
+	if p.Momentum != 0 {
+		problem("momentum", "%s has no heavy-ball momentum: its momentum is server.beta1", r)
+	}
+	if b := p.Beta1; b != nil && !(*b >= 0 && *b < 1) {
+		problem("beta1", "%v must be in [0, 1)", *b)
+	}
+	if b := p.Beta2; b != nil {
+		if r == Adagrad {
+			problem("beta2", "%s sums the squared updates: it has no beta2", r)
+		} else if !(*b >= 0 && *b < 1) {
+			problem("beta2", "%v must be in [0, 1)", *b)
+		}
+	}
+	if !(p.Tau > 0) || math.IsInf(p.Tau, 0) {
+		problem("tau", "%v must be a positive finite number", p.Tau)
+	} else if t2 := p.Tau * p.Tau; t2 < 0x1p-1022 || math.IsInf(t2, 0) {
+		// v starts at τ²: a square that underflows to 0 (or is subnormal)
+		// or overflows turns the first steps into m/τ or 0.
+		problem("tau", "%v is out of range: its square, the second moment's initial value, must be a normal float64 (want 1e-150 <= tau <= 1e150)", p.Tau)
+	}
+}
+
+// build returns the ServerAdaptive of p.
+func (r AdaptiveRule) build(p ServerParams, s LRSchedule) ServerOptimizer {
+	a := &ServerAdaptive{Rule: r, LR: p.LR, Tau: p.Tau, Schedule: s}
+	if p.Beta1 != nil {
+		a.Beta1 = *p.Beta1
+	}
+	if p.Beta2 != nil {
+		a.Beta2 = *p.Beta2
+	}
+	return a
+}
+
 // ServerAdaptive is FedAdam, FedYogi or FedAdagrad (Reddi et al. 2021,
 // "Adaptive Federated Optimization", Algorithm 2), with the pseudo-gradient
 // Δ_t = −u_t (the privatized mean update, negated: u points downhill):

@@ -13,7 +13,11 @@
 // The server optimizer (a ServerOptimizer: ServerSGD, SGD with optional
 // heavy-ball momentum, or ServerAdaptive, Reddi et al.'s FedAdam, FedYogi
 // and FedAdagrad; both with a learning-rate schedule of the round) consumes
-// the privatized update; it is post-processing and does not affect privacy. DP-FTRLM (Kairouz et al. 2021 §4.1, momentum
+// the privatized update; it is post-processing and does not affect privacy.
+// Server optimizers are known by name (server.optimizer) through a registry:
+// each registers a ServerOptimizerKind from its own file, with the keys it
+// reads, its defaults, its validation and its constructor
+// (RegisterServerOptimizer). DP-FTRLM (Kairouz et al. 2021 §4.1, momentum
 // on the tree's noisy prefix sums) is exactly the tree's Correlated
 // aggregator followed by ServerSGD with that momentum and LR = 1/λ
 // (TestDPFTRLMIsServerMomentum).

@@ -110,6 +110,15 @@ type ServerSGD struct {
 	mom      []float64
 }
 
+func init() {
+	RegisterServerOptimizer(ServerOptimizerKind{
+		Name: DefaultServerOptimizer, Keys: []string{"momentum"}, Linear: true,
+		New: func(p ServerParams, s LRSchedule) ServerOptimizer {
+			return &ServerSGD{LR: p.LR, Momentum: p.Momentum, Schedule: s}
+		},
+	})
+}
+
 // Validate reports a bad learning rate, momentum or schedule.
 func (s *ServerSGD) Validate() error {
 	if !(s.LR > 0) {

@@ -136,7 +136,8 @@ type PrivacyConfig struct {
 	Delta   float64  `yaml:"delta"`   // required when private
 	// Accountant: exact (analytic Gaussian / GDP; the default without
 	// sampling), rdp (= rdp-cks; the default for poisson), rdp-mironov,
-	// zcdp, zcdp-cks, pld.
+	// zcdp, zcdp-cks, pld, or another registered by
+	// privacy.RegisterAccountant.
 	Accountant string `yaml:"accountant"`
 	// PopulationScale S > 1 simulates a population S times larger, whose
 	// rounds have S times this cohort and the same participation pattern:
@@ -162,7 +163,8 @@ type PrivacyConfig struct {
 type ServerConfig struct {
 	// Optimizer: sgd (the default: SGD with heavy-ball momentum), or the
 	// adaptive optimizers of Reddi et al. 2021 (aggregators.ServerAdaptive):
-	// adam, yogi, adagrad.
+	// adam, yogi, adagrad; or another registered by
+	// aggregators.RegisterServerOptimizer.
 	Optimizer string  `yaml:"optimizer"`
 	LR        float64 `yaml:"lr"`
 	Momentum  float64 `yaml:"momentum"` // sgd: heavy-ball momentum in [0, 1)

@@ -175,21 +175,14 @@ func aside[T any](ctx context.Context, f func() (T, error)) (T, error) {
 	}
 }
 
-// serverOptimizer builds the configured server optimizer.
+// serverOptimizer builds the configured server optimizer (the default one
+// for a name validation refuses).
 func (c *Config) serverOptimizer() aggregators.ServerOptimizer {
-	sv := c.Server
-	rule, ok := map[string]aggregators.AdaptiveRule{"adam": aggregators.Adam, "yogi": aggregators.Yogi, "adagrad": aggregators.Adagrad}[sv.Optimizer]
+	k, ok := aggregators.LookupServerOptimizer(c.Server.Optimizer)
 	if !ok {
-		return &aggregators.ServerSGD{LR: sv.LR, Momentum: sv.Momentum, Schedule: c.lrSchedule()}
+		k, _ = aggregators.LookupServerOptimizer(aggregators.DefaultServerOptimizer)
 	}
-	a := &aggregators.ServerAdaptive{Rule: rule, LR: sv.LR, Tau: sv.Tau, Schedule: c.lrSchedule()}
-	if sv.Beta1 != nil {
-		a.Beta1 = *sv.Beta1
-	}
-	if sv.Beta2 != nil {
-		a.Beta2 = *sv.Beta2
-	}
-	return a
+	return k.New(c.Server.params(), c.lrSchedule())
 }
 
 // lrSchedule is the server's learning-rate schedule.

@@ -398,20 +398,20 @@ func (p *Plan) calibrate(ctx context.Context) error {
 }
 
 // calibrateAGD sets DP-AGD's budget: the largest zCDP ρ whose conversion
-// by the configured accountant (zcdp: standard, zcdp-cks: CKS) meets
-// privacy.epsilon at privacy.delta. Final is that ρ's guarantee, accounted
+// by the configured accountant (a privacy.ZCDPBudgeter: zcdp standard,
+// zcdp-cks CKS) meets privacy.epsilon at privacy.delta. Final is that ρ's guarantee, accounted
 // as a Gaussian of noise multiplier 1/√(2ρ) (exactly ρ-zCDP); Sigma is the
 // first gradient's noise multiplier.
 func (a *Accounting) calibrateAGD(cfg *Config) error {
-	conv := privacy.ZCDPStandard
-	if cfg.Privacy.Accountant == "zcdp-cks" {
-		conv = privacy.ZCDPCKS
+	acct := a.newAcct()
+	b, ok := acct.(privacy.ZCDPBudgeter)
+	if !ok {
+		return fmt.Errorf("experiments: privacy.accountant: %s cannot spend dp-agd's zCDP budget", cfg.Privacy.Accountant)
 	}
-	rho, err := privacy.ZCDPBudgetFor(*cfg.Privacy.Epsilon, cfg.Privacy.Delta, conv)
+	rho, err := b.BudgetFor(*cfg.Privacy.Epsilon, cfg.Privacy.Delta)
 	if err != nil {
 		return fmt.Errorf("experiments: privacy.epsilon: %w", err)
 	}
-	acct := a.newAcct()
 	if err := acct.Compose(privacy.Gaussian{NoiseMultiplier: privacy.GaussianSigma(rho)}, 1); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"dpfl/aggregators"
 	"dpfl/datasets"
 	"dpfl/models"
 	"dpfl/participation"
@@ -19,7 +20,6 @@ import (
 // Known values of the configuration's kind fields.
 var (
 	Availabilities = []string{"always", "diurnal", "trace"}
-	Optimizers     = []string{"sgd", "adam", "yogi", "adagrad"}
 	LRSchedules    = []string{"constant", "linear", "cosine"}
 )
 
@@ -68,24 +68,16 @@ func (c *Config) Normalize() {
 		}
 	}
 	if c.Server.Optimizer == "" {
-		c.Server.Optimizer = "sgd"
+		c.Server.Optimizer = aggregators.DefaultServerOptimizer
 	}
 	sv := &c.Server
 	if sv.LRSchedule == "" {
 		sv.LRSchedule = "constant"
 	}
-	if sv.adaptive() {
-		if sv.Beta1 == nil {
-			b := 0.9
-			sv.Beta1 = &b
-		}
-		if sv.Beta2 == nil && sv.Optimizer != "adagrad" {
-			b := 0.99
-			sv.Beta2 = &b
-		}
-		if sv.Tau == 0 {
-			sv.Tau = 1e-3
-		}
+	if k, ok := aggregators.LookupServerOptimizer(sv.Optimizer); ok && k.Defaults != nil {
+		p := sv.params()
+		k.Defaults(&p)
+		sv.setParams(p)
 	}
 	if sv.CooldownRounds > 0 && sv.FinalLRFraction == nil {
 		f := 0.05
@@ -176,7 +168,7 @@ func (l Limits) Validate(c *Config, src *Source) error {
 			add("privacy.delta", "%s", largeDelta(c.Privacy.Delta, n))
 		}
 	}
-	oneOf("privacy.accountant", c.Privacy.Accountant, privacy.AccountantNames)
+	oneOf("privacy.accountant", c.Privacy.Accountant, privacy.AccountantNames())
 	if s := c.Privacy.PopulationScale; s != 0 {
 		switch {
 		case !(s >= 1) || math.IsInf(s, 0):
@@ -189,10 +181,10 @@ func (l Limits) Validate(c *Config, src *Source) error {
 			add("privacy.population_scale", "not with adaptive clipping (aggregator.clip_quantile): the clip count's noise is not scaled to the larger population, so the pair's guarantee would not be the one reported")
 		}
 	}
-	if c.Participation.Kind.Sampled() && (c.Privacy.Accountant == "exact" || strings.HasPrefix(c.Privacy.Accountant, "zcdp")) {
+	if a := newAccountant(c.Privacy.Accountant); a != nil && c.Participation.Kind.Sampled() && a.Supports(sampledGaussian) != nil {
 		add("privacy.accountant", "%s cannot account Poisson sampling (use rdp or pld)", c.Privacy.Accountant)
 	}
-	oneOf("server.optimizer", c.Server.Optimizer, Optimizers)
+	oneOf("server.optimizer", c.Server.Optimizer, aggregators.ServerOptimizerNames())
 	if c.AGD() {
 		c.validateAGD(add)
 	} else {
@@ -201,7 +193,7 @@ func (l Limits) Validate(c *Config, src *Source) error {
 	if c.Server.Momentum < 0 || c.Server.Momentum >= 1 {
 		add("server.momentum", "%v must be in [0, 1)", c.Server.Momentum)
 	}
-	c.validateAdaptive(add)
+	c.validateOptimizer(add)
 	c.validateSchedule(add, oneOf)
 	c.validateAudit(add, oneOf, src)
 	if c.Rounds > 0 || src.Line("eval.every") > 0 {
@@ -387,50 +379,29 @@ func commaOr(xs []string) string {
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
 
-// adaptive reports whether the server optimizer is one of Reddi et al.'s
-// adaptive ones.
-func (sv *ServerConfig) adaptive() bool {
-	return sv.Optimizer == "adam" || sv.Optimizer == "yogi" || sv.Optimizer == "adagrad"
-}
-
-// validateAdaptive checks the keys of the adaptive server optimizers, and
-// that no other optimizer is given them.
-func (c *Config) validateAdaptive(add addFunc) {
+// validateOptimizer checks the keys of the server optimizer (its own
+// validation), and that a factorization is optimized for its trajectory
+// only when that trajectory is linear in the updates.
+func (c *Config) validateOptimizer(add addFunc) {
 	sv := &c.Server
-	if !sv.adaptive() {
-		for _, k := range []struct {
-			key string
-			set bool
-		}{{"beta1", sv.Beta1 != nil}, {"beta2", sv.Beta2 != nil}, {"tau", sv.Tau != 0}} {
-			if k.set {
-				add("server."+k.key, "only server.optimizer adam, yogi and adagrad use it")
-			}
-		}
-		return
+	k, ok := aggregators.LookupServerOptimizer(sv.Optimizer)
+	if !ok {
+		return // reported by Validate
 	}
-	if sv.Momentum != 0 {
-		add("server.momentum", "%s has no heavy-ball momentum: its momentum is server.beta1", sv.Optimizer)
-	}
-	if b := sv.Beta1; b != nil && !(*b >= 0 && *b < 1) {
-		add("server.beta1", "%v must be in [0, 1)", *b)
-	}
-	if b := sv.Beta2; b != nil {
-		if sv.Optimizer == "adagrad" {
-			add("server.beta2", "adagrad sums the squared updates: it has no beta2")
-		} else if !(*b >= 0 && *b < 1) {
-			add("server.beta2", "%v must be in [0, 1)", *b)
-		}
-	}
-	if !(sv.Tau > 0) || math.IsInf(sv.Tau, 0) {
-		add("server.tau", "%v must be a positive finite number", sv.Tau)
-	} else if t2 := sv.Tau * sv.Tau; t2 < 0x1p-1022 || math.IsInf(t2, 0) {
-		// v starts at τ²: a square that underflows to 0 (or is subnormal)
-		// or overflows turns the first steps into m/τ or 0.
-		add("server.tau", "%v is out of range: its square, the second moment's initial value, must be a normal float64 (want 1e-150 <= tau <= 1e150)", sv.Tau)
-	}
-	if c.Aggregator.Workload == "server" {
+	k.Check(sv.params(), func(key, format string, args ...any) { add("server."+key, format, args...) })
+	if !k.Linear && c.Aggregator.Workload == "server" {
 		add("aggregator.workload", "server optimizes the factorization for SGD with momentum, whose trajectory is linear in the updates; %s is not (use workload prefix)", sv.Optimizer)
 	}
+}
+
+// params are the keys of the server section the optimizers read.
+func (sv *ServerConfig) params() aggregators.ServerParams {
+	return aggregators.ServerParams{LR: sv.LR, Momentum: sv.Momentum, Beta1: sv.Beta1, Beta2: sv.Beta2, Tau: sv.Tau}
+}
+
+// setParams sets the keys of p.
+func (sv *ServerConfig) setParams(p aggregators.ServerParams) {
+	sv.LR, sv.Momentum, sv.Beta1, sv.Beta2, sv.Tau = p.LR, p.Momentum, p.Beta1, p.Beta2, p.Tau
 }
 
 // AGD reports whether the run trains with DP-AGD (aggregator.kind dp-agd).
@@ -443,7 +414,7 @@ func (c *Config) validateAGD(add addFunc) {
 	if c.Privacy.Epsilon == nil && c.Aggregator.NoiseMultiplier == nil {
 		return // privacy.epsilon is reported required below
 	}
-	if a := c.Privacy.Accountant; a != "zcdp" && a != "zcdp-cks" {
+	if _, ok := newAccountant(c.Privacy.Accountant).(privacy.ZCDPBudgeter); !ok {
 		add("privacy.accountant", "dp-agd spends a zCDP budget: use zcdp-cks (the default, the tight conversion) or zcdp")
 	}
 	if c.Privacy.PopulationScale != 0 {
@@ -454,13 +425,28 @@ func (c *Config) validateAGD(add addFunc) {
 		key string
 		set bool
 	}{
-		{"server.lr", sv.LR != 0}, {"server.momentum", sv.Momentum != 0}, {"server.optimizer", sv.Optimizer != "sgd"},
+		{"server.lr", sv.LR != 0}, {"server.momentum", sv.Momentum != 0}, {"server.optimizer", sv.Optimizer != aggregators.DefaultServerOptimizer},
 		{"server.lr_schedule", sv.LRSchedule != "constant"}, {"server.beta1", sv.Beta1 != nil}, {"server.tau", sv.Tau != 0},
 	} {
 		if k.set {
 			add(k.key, "dp-agd chooses its own steps by noisy max (aggregator.max_step): remove it")
 		}
 	}
+}
+
+// sampledGaussian stands for the events of the sampled participation
+// schemes when validating the accountant: a Poisson-sampled Gaussian (any
+// q in (0, 1) stands for all of them).
+var sampledGaussian = privacy.PoissonSampled{Probability: 0.5, Event: privacy.Gaussian{NoiseMultiplier: 1}}
+
+// newAccountant returns an empty accountant called name, to ask what it
+// supports, or nil for an unknown name (reported by Validate).
+func newAccountant(name string) privacy.Accountant {
+	newAcct, err := privacy.NewByName(name, nil)
+	if err != nil {
+		return nil
+	}
+	return newAcct()
 }
 
 // deltaBound says how small a delta the population asks for: below one over

@@ -18,6 +18,19 @@ type Accountant interface {
 	Epsilon(delta float64) (Guarantee, error)
 	// Delta returns the smallest delta the accountant can certify at epsilon.
 	Delta(epsilon float64) (float64, error)
+	// Supports returns nil when the accountant can account e (Compose of e
+	// would succeed on an empty accountant), or an error that says why not:
+	// e is malformed, or the accountant cannot account it (the exact and
+	// zCDP accountants have no amplification by sampling). Callers ask it
+	// rather than test an accountant's name.
+	Supports(e Event) error
+}
+
+// ZCDPBudgeter is implemented by the accountants that can spend a zCDP
+// budget (the zCDP accountants): BudgetFor returns the largest rho whose
+// conversion by the accountant gives at most epsilon at delta.
+type ZCDPBudgeter interface {
+	BudgetFor(epsilon, delta float64) (float64, error)
 }
 
 // checkCompose validates the arguments common to every Compose.

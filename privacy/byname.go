@@ -2,18 +2,89 @@ package privacy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
-// AccountantNames lists the names NewByName accepts.
-var AccountantNames = []string{"exact", "rdp", "rdp-cks", "rdp-mironov", "zcdp", "zcdp-cks", "pld"}
+// AccountantKind is a kind of accountant known by name: the value of a run
+// configuration's privacy.accountant and of dpfl account -accountant. Each
+// accountant registers its kinds from its own file (RegisterAccountant in an
+// init function).
+type AccountantKind struct {
+	// Name is the name it is listed and chosen by.
+	Name string
+	// Aliases are other names it answers to, not listed (e.g. the method
+	// name its guarantees carry).
+	Aliases []string
+	// RDP marks an accountant over RDP orders: it reads the Orders and Frac
+	// of AccountantOptions (dpfl account's -orders and -rdp-series apply to
+	// it); the others ignore them.
+	RDP bool
+	// New returns an empty accountant; o is valid (orders > 1, a known
+	// fractional-order convention).
+	New func(o AccountantOptions) Accountant
+}
 
-// NewByName returns a constructor for the accountant called name: "exact"
-// (NewExact), "rdp" or "rdp-cks" (NewRDP with CKS), "rdp-mironov", "zcdp"
-// (Lemma 3.8 conversion), "zcdp-cks" or "pld" (NewPLD with the default
-// configuration). orders applies to the RDP
-// accountants (nil: DefaultOrders). Configuration and command-line code use it
-// to turn a name into an accountant.
+// AccountantOptions are the options of the accountants over RDP orders.
+type AccountantOptions struct {
+	Orders []float64     // nil: DefaultOrders
+	Frac   FractionalRDP // the fractional-order convention
+}
+
+// registry holds the accountant kinds: the kinds in the order they registered, and
+// each name and alias to its kind.
+var registry struct {
+	kinds  []*AccountantKind
+	byName map[string]*AccountantKind
+}
+
+// RegisterAccountant adds the kind k under its name and aliases. It panics
+// on an empty name, a nil New or a name already taken (programmer errors).
+func RegisterAccountant(k AccountantKind) {
+	if k.Name == "" || k.New == nil {
+		panic(fmt.Sprintf("privacy: accountant kind %q needs a name and New", k.Name))
+	}
+	if registry.byName == nil {
+		registry.byName = map[string]*AccountantKind{}
+	}
+	names := append([]string{k.Name}, k.Aliases...)
+	for i, n := range names {
+		if _, dup := registry.byName[n]; dup || n == "" || slices.Contains(names[:i], n) {
+			panic(fmt.Sprintf("privacy: accountant name %q registered twice (or empty)", n))
+		}
+	}
+	p := &k
+	for _, n := range names {
+		registry.byName[n] = p
+	}
+	registry.kinds = append(registry.kinds, p)
+}
+
+// LookupAccountant returns the kind called name (a name or an alias).
+func LookupAccountant(name string) (AccountantKind, bool) {
+	if k, ok := registry.byName[name]; ok {
+		return *k, true
+	}
+	return AccountantKind{}, false
+}
+
+// AccountantNames lists the names NewByName accepts (aliases left out), in
+// the order they registered.
+func AccountantNames() []string {
+	names := make([]string, len(registry.kinds))
+	for i, k := range registry.kinds {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// NewByName returns a constructor for the accountant called name (see
+// AccountantNames): "exact" (NewExact), "rdp" or "rdp-cks" (NewRDP with CKS),
+// "rdp-mironov", "zcdp" (Lemma 3.8 conversion), "zcdp-cks", "pld" (NewPLD
+// with the default configuration), or a kind registered by
+// RegisterAccountant. orders applies to the RDP accountants (nil:
+// DefaultOrders). Configuration and command-line code use it to turn a name
+// into an accountant.
 func NewByName(name string, orders []float64) (func() Accountant, error) {
 	return NewByNameSeries(name, orders, FracSeries)
 }
@@ -35,19 +106,10 @@ func NewByNameSeries(name string, orders []float64, frac FractionalRDP) (func() 
 			return nil, fmt.Errorf("privacy: RDP order must be > 1, got %g", o)
 		}
 	}
-	switch name {
-	case "exact", MethodExactGDP:
-		return NewExact, nil
-	case "rdp", MethodRDPCKS:
-		return func() Accountant { return NewRDPFrac(orders, CKS, frac) }, nil
-	case MethodRDPMironov:
-		return func() Accountant { return NewRDPFrac(orders, Mironov, frac) }, nil
-	case MethodZCDP:
-		return func() Accountant { return NewZCDP(ZCDPStandard) }, nil
-	case MethodZCDPCKS:
-		return func() Accountant { return NewZCDP(ZCDPCKS) }, nil
-	case MethodPLD:
-		return func() Accountant { return NewPLD(PLDConfig{}) }, nil
+	k, ok := LookupAccountant(name)
+	if !ok {
+		return nil, fmt.Errorf("privacy: unknown accountant %q (want one of %s)", name, strings.Join(AccountantNames(), ", "))
 	}
-	return nil, fmt.Errorf("privacy: unknown accountant %q (want one of %s)", name, strings.Join(AccountantNames, ", "))
+	o := AccountantOptions{Orders: slices.Clone(orders), Frac: frac}
+	return func() Accountant { return k.New(o) }, nil
 }

@@ -17,9 +17,15 @@
 //
 // # Accountants
 //
-// Every [Accountant] has Compose(event, count), Epsilon(delta) and
-// Delta(epsilon). Compose is atomic: when it returns an error the accountant is
-// unchanged.
+// Every [Accountant] has Compose(event, count), Epsilon(delta),
+// Delta(epsilon) and Supports(event). Compose is atomic: when it returns an
+// error the accountant is unchanged. Supports says, before anything is
+// composed, whether the accountant can account an event and if not why (in
+// the spirit of dp_accounting's supports()): callers ask it rather than test
+// the accountant's name. The accountants are known by name through a registry
+// ([RegisterAccountant], [NewByName], [AccountantNames]): each registers its
+// names from its own file, and a new accountant is one file: a type
+// implementing Accountant and the registration of its name.
 //
 //   - [NewExact]: compositions of non-sampled Gaussians are mu-GDP with
 //     mu = sqrt(sum 1/sigma_i^2); the (epsilon, delta) curve is the analytic
@@ -71,7 +77,8 @@
 // [EpsilonContext], [PLDBracketContext]) also end when a context is done,
 // checked between evaluations and inside the PLD's long ones.
 // [ZCDPBudget] is the largest zCDP rho that a target (epsilon, delta) allows
-// ([ZCDPBudgetFor] for either conversion). [Ledger] is a zCDP budget that is
+// ([ZCDPBudgetFor] for either conversion; a zCDP accountant's own, with its
+// conversion, through [ZCDPBudgeter]). [Ledger] is a zCDP budget that is
 // spent round by round and refuses overspending: DP-AGD (Lee and Kifer 2018;
 // aggregators.AGD, aggregator kind dp-agd) pays every release from one, its
 // total the largest rho whose conversion meets the target.

@@ -24,6 +24,27 @@ var _ Accountant = (*Exact)(nil)
 // NewExact returns an empty exact (GDP) accountant.
 func NewExact() Accountant { return &Exact{} }
 
+func init() {
+	RegisterAccountant(AccountantKind{Name: "exact", Aliases: []string{MethodExactGDP},
+		New: func(AccountantOptions) Accountant { return NewExact() }})
+}
+
+// Supports implements Accountant: (compositions of) Gaussians, not sampled
+// with 0 < q < 1 and without PureDP events.
+func (a *Exact) Supports(e Event) error {
+	if err := Validate(e); err != nil {
+		return err
+	}
+	if _, ok := gaussianMu2(e); !ok {
+		return errExactUnsupported(e)
+	}
+	return nil
+}
+
+func errExactUnsupported(e Event) error {
+	return errUnsupported("exact", e, "only non-sampled Gaussians; use the RDP accountant for Poisson sampling")
+}
+
 // Mu returns the GDP parameter mu = sqrt(sum 1/sigma_i^2) of what a holds.
 func (a *Exact) Mu() float64 { return math.Sqrt(a.mu2) }
 
@@ -34,7 +55,7 @@ func (a *Exact) Compose(e Event, count int) error {
 	}
 	m, ok := gaussianMu2(e)
 	if !ok {
-		return errUnsupported("exact", e, "only non-sampled Gaussians; use the RDP accountant for Poisson sampling")
+		return errExactUnsupported(e)
 	}
 	a.mu2 += float64(count) * m
 	return nil

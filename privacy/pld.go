@@ -96,6 +96,27 @@ func NewPLD(cfg PLDConfig) Accountant {
 	return &PLD{cfg: cfg, steps: map[pldKey]int{}}
 }
 
+func init() {
+	RegisterAccountant(AccountantKind{Name: MethodPLD, New: func(AccountantOptions) Accountant { return NewPLD(PLDConfig{}) }})
+}
+
+// Supports implements Accountant: Gaussians and PureDP events,
+// Poisson-sampled Gaussians (or compositions of Gaussians inside a sample)
+// and Poisson-sampled PureDP events.
+func (a *PLD) Supports(e Event) error {
+	if err := Validate(e); err != nil {
+		return err
+	}
+	return pldSteps(map[pldKey]int{}, e, 1)
+}
+
+// HasBracket reports whether PLDBracket can bracket the epsilon of acct:
+// whether acct is a PLD accountant.
+func HasBracket(acct Accountant) bool {
+	_, ok := acct.(*PLD)
+	return ok
+}
+
 func (a *PLD) method() string {
 	if a.cfg.Optimistic {
 		return MethodPLDOptimistic

@@ -105,6 +105,60 @@ func NewRDPFrac(orders []float64, conv RDPConversion, frac FractionalRDP) Accoun
 	return &RDP{orders: slices.Clone(orders), rdp: make([]float64, len(orders)), conv: conv, frac: frac}
 }
 
+func init() {
+	for _, k := range []struct {
+		name string
+		conv RDPConversion
+	}{{"rdp", CKS}, {MethodRDPCKS, CKS}, {MethodRDPMironov, Mironov}} {
+		RegisterAccountant(AccountantKind{Name: k.name, RDP: true,
+			New: func(o AccountantOptions) Accountant { return NewRDPFrac(o.Orders, k.conv, o.Frac) }})
+	}
+}
+
+// Supports implements Accountant: Gaussians and PureDP events, and
+// Poisson-sampled Gaussians (or compositions of Gaussians inside a sample).
+func (a *RDP) Supports(e Event) error {
+	if err := Validate(e); err != nil {
+		return err
+	}
+	return rdpSupports(e)
+}
+
+// rdpSupports mirrors eventRDP: the error it would return on the valid e.
+func rdpSupports(e Event) error {
+	switch e := e.(type) {
+	case Gaussian, PureDP:
+	case SelfComposed:
+		if e.Count == 0 {
+			return nil
+		}
+		return rdpSupports(e.Event)
+	case Composed:
+		for _, x := range e.Events {
+			if err := rdpSupports(x); err != nil {
+				return err
+			}
+		}
+	case PoissonSampled:
+		switch e.Probability {
+		case 0:
+			return nil
+		case 1:
+			return rdpSupports(e.Event)
+		}
+		if _, ok := gaussianEquivalent(e.Event); !ok {
+			return errRDPSampled(e)
+		}
+	default:
+		return fmt.Errorf("privacy: unknown event type %T", e)
+	}
+	return nil
+}
+
+func errRDPSampled(e PoissonSampled) error {
+	return errUnsupported("RDP", e, "Poisson sampling is supported for Gaussian events only")
+}
+
 // Orders returns a copy of the accountant's orders.
 func (a *RDP) Orders() []float64 { return slices.Clone(a.orders) }
 
@@ -167,7 +221,7 @@ func eventRDP(dst []float64, e Event, orders []float64, frac FractionalRDP) erro
 		}
 		sigma, ok := gaussianEquivalent(e.Event)
 		if !ok {
-			return errUnsupported("RDP", e, "Poisson sampling is supported for Gaussian events only")
+			return errRDPSampled(e)
 		}
 		if math.IsInf(sigma, 1) {
 			return nil

@@ -53,6 +53,27 @@ func NewZCDP(conv ZCDPConversion) Accountant {
 	return &ZCDP{conv: conv}
 }
 
+func init() {
+	for _, c := range []ZCDPConversion{ZCDPStandard, ZCDPCKS} {
+		RegisterAccountant(AccountantKind{Name: c.String(), New: func(AccountantOptions) Accountant { return NewZCDP(c) }})
+	}
+}
+
+// Supports implements Accountant: Gaussians and PureDP events, not sampled
+// with 0 < q < 1.
+func (a *ZCDP) Supports(e Event) error {
+	if err := Validate(e); err != nil {
+		return err
+	}
+	_, err := eventRho(e)
+	return err
+}
+
+// BudgetFor implements ZCDPBudgeter: ZCDPBudgetFor with a's conversion.
+func (a *ZCDP) BudgetFor(epsilon, delta float64) (float64, error) {
+	return ZCDPBudgetFor(epsilon, delta, a.conv)
+}
+
 // Rho returns the total rho composed so far.
 func (a *ZCDP) Rho() float64 { return a.rho }
 

@@ -62,6 +62,7 @@ type calcRequest struct {
 	accountant  string
 	orders      []float64
 	series      string
+	rdp         bool // the accountant is over RDP orders (-orders, -rdp-series)
 	newAcct     func() privacy.Accountant
 	tol         float64
 	json        bool
@@ -196,8 +197,10 @@ func (r *calcRequest) check(set map[string]bool, ordersFlag string) string {
 
 // checkAccountant validates the accountant flags and builds the accountant.
 func (r *calcRequest) checkAccountant(set map[string]bool, ordersFlag string) string {
+	kind, _ := privacy.LookupAccountant(r.accountant)
+	r.rdp = kind.RDP
 	if set["orders"] {
-		if !strings.HasPrefix(r.accountant, "rdp") {
+		if !r.rdp {
 			return "-orders applies to the rdp accountants only"
 		}
 		for _, s := range strings.Split(ordersFlag, ",") {
@@ -212,14 +215,15 @@ func (r *calcRequest) checkAccountant(set map[string]bool, ordersFlag string) st
 	if !ok {
 		return fmt.Sprintf("unknown -rdp-series %q (want signed or abs)", r.series)
 	}
-	if set["rdp-series"] && !strings.HasPrefix(r.accountant, "rdp") {
+	if set["rdp-series"] && !r.rdp {
 		return "-rdp-series applies to the rdp accountants only"
 	}
 	newAcct, err := privacy.NewByNameSeries(r.accountant, r.orders, frac)
 	if err != nil {
-		return fmt.Sprintf("unknown -accountant %q (want exact, rdp, rdp-mironov, zcdp, zcdp-cks or pld)", r.accountant)
+		names := privacy.AccountantNames()
+		return fmt.Sprintf("unknown -accountant %q (want %s or %s)", r.accountant, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 	}
-	if r.mech == "sampled-gaussian" && r.q < 1 && (r.accountant == "exact" || strings.HasPrefix(r.accountant, "zcdp")) {
+	if r.mech == "sampled-gaussian" && r.q < 1 && newAcct().Supports(r.event(r.sensitivity)) != nil {
 		return fmt.Sprintf("the %s accountant cannot amplify by sampling (q = %g); use -accountant rdp", r.accountant, r.q)
 	}
 	r.newAcct = newAcct
@@ -266,17 +270,16 @@ func (r *calcRequest) compute(ctx context.Context) (privacy.Report, error) {
 		res.NoiseStd, res.NoiseMultiplier = r.sigma, r.sigma/r.sensitivity
 	}
 	res.SetGuarantee(g)
-	if strings.HasPrefix(r.accountant, "rdp") {
+	if r.rdp {
 		if r.orders == nil {
 			r.orders = privacy.DefaultOrders()
 		}
 		res.Orders = len(r.orders)
 		res.RDPSeries = r.series
 	}
-	if r.accountant == privacy.MethodPLD {
+	if a := r.newAcct(); privacy.HasBracket(a) {
 		// The optimistic estimate at the same sigma: the exact epsilon lies
 		// between it and the guarantee.
-		a := r.newAcct()
 		if err := a.Compose(r.event(res.NoiseStd), 1); err == nil && ctx.Err() == nil {
 			if lo, _, err := privacy.PLDBracketContext(ctx, a, r.delta); err == nil {
 				res.EpsilonOptimistic = &lo.Epsilon
