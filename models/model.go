@@ -195,7 +195,7 @@ func (s Spec) Build(dim, classes, batch int) (Model, error) {
 		return nil, err
 	}
 	if _, ok := m.(Layered); !ok {
-		return nil, fmt.Errorf("models: model kind %s builds a %T, which does not list its parameter tensors (models.Layered)", s.Kind, m)
+		return nil, fmt.Errorf("models: model kind %s builds a model (%T) that does not list its parameter tensors (models.Layered), which a run records", s.Kind, m)
 	}
 	return m, nil
 }
