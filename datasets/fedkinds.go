@@ -33,7 +33,10 @@ type DigitsConfig struct {
 
 // fileKindOf is a federated file's dataset: text (its TokenConfig keys
 // apply) or images (digits: its DigitsOnly applies), the TFF split names
-// for the tff-* files, read by load and counted by count.
+// for the tff-* files, read by load and counted by count: one client per
+// client of the file, each holding out its examples of the file's test
+// split; Clients keeps a random subset, drawn from ("data/subset"), and only
+// its examples are read into memory.
 func fileKindOf(name, doc string, text, digits bool, defaults func(*Config),
 	load func(context.Context, string, FileOptions) (*Federated, error), count func(context.Context, string, FileOptions) (int, error),
 	shape func(*Config, bool) (float64, float64, float64)) Kind {

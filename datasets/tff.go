@@ -418,9 +418,7 @@ func (t *tffFile) docs(kind string) docScan {
 	}
 }
 
-// TensorFlow Federated's files (see fileKindOf): one client per client of the file, each holding out
-// its examples of the file's test split; Clients keeps a random subset,
-// drawn from ("data/subset"), and only its examples are read into memory.
+// TensorFlow Federated's files (see fileKindOf).
 var (
 	tffEMNISTKind = fileKindOf("tff-emnist", "TensorFlow Federated's EMNIST SQLite file at path: 28x28 images by writer, 62 classes (digits_only: 10)",
 		false, true, nil, tffLoad("emnist"), tffCount("emnist"),
