@@ -201,8 +201,9 @@ func (s Spec) Build(dim, classes, batch int) (Model, error) {
 }
 
 // NumParams reports the parameter count of the architecture for the given
-// input dimension and classes, without building a graph.
-// It returns 0 when the architecture cannot take such inputs.
+// input dimension and classes, without building a graph (a kind without
+// NumParams is built once to count). It returns 0 when the architecture
+// cannot take such inputs.
 func (s Spec) NumParams(dim, classes int) int {
 	k := LookupKind(s.Kind)
 	switch {
