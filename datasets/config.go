@@ -61,11 +61,16 @@ type Config struct {
 }
 
 // Kind is one dataset: its name, partitions and own keys, their defaults and
-// validation, and how it is read. Kinds is the one table experiments, dpfl
-// data and the docs read.
+// validation, and how it is read. Each dataset registers its Kind (Register)
+// from the init function of the file that defines it; Kinds is the one
+// table experiments, dpfl data and the docs read.
 type Kind struct {
 	Name string
 	Doc  string // one line, for docs and help texts
+	// Order places the dataset in Kinds (increasing; equal Orders in the
+	// order they registered): the order of the help texts, dpfl data's
+	// listing and the messages that list datasets.
+	Order int
 	// Text: next-word text (token sequences, one client per user), for the
 	// next-word models; otherwise images for the classifiers.
 	Text bool
@@ -76,19 +81,25 @@ type Kind struct {
 	// Partitions are the partitions it takes, the default first.
 	Partitions []Partition
 
-	params   []func(c *Config) any // the inlined structs it owns
-	defaults func(c *Config)
-	validate func(c *Config, add Problems, given func(key string) bool)
-	paths    func(c *Config) []*string // the keys naming files, resolved against the config's folder
-	// load builds the population; population counts it reading as little
-	// as it can; inputs lists the files load reads (see Input); shape is
-	// its model input dimension and classes, and the memory its data holds
-	// besides the population (bytes, for the memory estimate).
-	// Both stop with the context's error once it is done.
-	load       func(ctx context.Context, c *Config, l *Loader, root rng.Root) (*Federated, error)
-	population func(ctx context.Context, c *Config, l *Loader, root rng.Root) (int, error)
-	inputs     func(c *Config, l *Loader) ([]Input, error)
-	shape      func(c *Config, textModel bool) (dim, classes, bytes float64)
+	// Defaults fills its unset keys; Validate reports the problems of its
+	// keys through add (given: whether a key was written); Paths lists
+	// the keys naming files, resolved against the config's folder. Each
+	// may be nil.
+	Defaults func(c *Config)
+	Validate func(c *Config, add Problems, given func(key string) bool)
+	Paths    func(c *Config) []*string
+	// Load builds the population (required); Population counts it reading
+	// as little as it can (nil: Clients); Inputs lists the files Load
+	// reads (see Input; nil: none); Shape is its model input dimension and
+	// classes, and the memory its data holds besides the population
+	// (bytes, for the memory estimate; nil: MNIST's 784 and 10, none).
+	// Load and Population stop with the context's error once it is done.
+	Load       func(ctx context.Context, c *Config, l *Loader, root rng.Root) (*Federated, error)
+	Population func(ctx context.Context, c *Config, l *Loader, root rng.Root) (int, error)
+	Inputs     func(c *Config, l *Loader) ([]Input, error)
+	Shape      func(c *Config, textModel bool) (dim, classes, bytes float64)
+
+	params []func(c *Config) any // the inlined structs of Config it owns
 }
 
 // Partition is one way to split a dataset into clients.
@@ -104,15 +115,20 @@ type Partition struct {
 	OwnSplit bool
 }
 
-// Kinds lists the datasets. To add one: its file (the reader, its own key
-// struct and its Kind value with defaults, validation and loading), and its
-// entry here (with its struct inlined at the end of Config).
+// Kinds lists the datasets, in increasing Order. To add one: its file (the
+// reader, and its Kind value with defaults, validation and loading,
+// registered in the file's init function); a dataset with keys of its own
+// also inlines its key struct at the end of Config.
 var Kinds []*Kind
 
-func init() {
-	// Set here, not in the declaration: the kinds' validation reads the
-	// table.
-	Kinds = []*Kind{&mnistKind, &debianKind, &textKind, &tffEMNISTKind, &tffStackOverflowKind, &tffShakespeareKind, &leafKind}
+// Register adds the dataset k to Kinds at its Order (from an init function
+// of its file); it panics on a name registered twice or a Kind without
+// Load or Partitions.
+func Register(k *Kind) {
+	if k.Load == nil || len(k.Partitions) == 0 {
+		panic("datasets: " + k.Name + " registered without Load or Partitions")
+	}
+	kinds.Register(k)
 }
 
 // Problems receives the problems of the data section, each with its key
@@ -155,7 +171,7 @@ type Input struct {
 }
 
 // kinds reads Kinds.
-var kinds = registry.Table[*Kind]{List: &Kinds, Name: func(k *Kind) string { return k.Name }}
+var kinds = registry.Table[*Kind]{List: &Kinds, Name: func(k *Kind) string { return k.Name }, Order: func(k *Kind) int { return k.Order }}
 
 // LookupKind returns the dataset named name, or nil.
 func LookupKind(name string) *Kind { k, _ := kinds.Lookup(name); return k }
@@ -225,8 +241,8 @@ func (c *Config) Normalize() {
 	if p := c.partition(); c.heldOutShare() && c.TestFraction == 0 {
 		c.TestFraction = p.DefaultTestFraction
 	}
-	if k.defaults != nil {
-		k.defaults(c)
+	if k.Defaults != nil {
+		k.Defaults(c)
 	}
 }
 
@@ -278,8 +294,8 @@ func (c *Config) Validate(add Problems, given func(key string) bool) {
 	if c.heldOutShare() && !(c.TestFraction > 0 && c.TestFraction < 1) {
 		add("test_fraction", "%v must be in (0, 1)", c.TestFraction)
 	}
-	if k != nil && k.validate != nil {
-		k.validate(c, add, given)
+	if k != nil && k.Validate != nil {
+		k.Validate(c, add, given)
 	}
 }
 
@@ -323,8 +339,8 @@ func fromDataPartitions() []string {
 // Resolved returns the section with its file names made relative to
 // baseDir (the config file's folder).
 func (c Config) Resolved(baseDir string) Config {
-	if k := c.kind(); k != nil && k.paths != nil {
-		for _, p := range k.paths(&c) {
+	if k := c.kind(); k != nil && k.Paths != nil {
+		for _, p := range k.Paths(&c) {
 			if *p != "" && !filepath.IsAbs(*p) && baseDir != "" {
 				*p = filepath.Join(baseDir, *p)
 			}
@@ -349,7 +365,7 @@ func (c Config) LoadContext(ctx context.Context, l *Loader, root rng.Root) (*Fed
 	if k == nil {
 		return nil, &KeyError{Key: "dataset", Err: fmt.Errorf("unknown dataset %q", c.Dataset)}
 	}
-	return k.load(ctx, &c, l, root)
+	return k.Load(ctx, &c, l, root)
 }
 
 // Population returns the number of clients of the section's population,
@@ -362,10 +378,10 @@ func (c Config) Population(l *Loader, root rng.Root) (int, error) {
 // done.
 func (c Config) PopulationContext(ctx context.Context, l *Loader, root rng.Root) (int, error) {
 	k := c.kind()
-	if k == nil || k.population == nil {
+	if k == nil || k.Population == nil {
 		return c.Clients, nil
 	}
-	return k.population(ctx, &c, l, root)
+	return k.Population(ctx, &c, l, root)
 }
 
 // DataKind names the data the section describes and whether it is
@@ -389,10 +405,10 @@ func (c Config) DataKind(ctx context.Context) (name string, text bool, err error
 // pinned GoMNIST module's files are not listed: go.sum fixes their content).
 func (c Config) Inputs(l *Loader) ([]Input, error) {
 	k := c.kind()
-	if k == nil || k.inputs == nil {
+	if k == nil || k.Inputs == nil {
 		return nil, nil
 	}
-	return k.inputs(&c, l)
+	return k.Inputs(&c, l)
 }
 
 // Shape returns the models' input dimension and classes for the section's
@@ -401,10 +417,10 @@ func (c Config) Inputs(l *Loader) ([]Input, error) {
 // a dataset whose data tells).
 func (c Config) Shape(textModel bool) (dim, classes, bytes float64) {
 	k := c.kind()
-	if k == nil || k.shape == nil {
+	if k == nil || k.Shape == nil {
 		return 784, 10, 0
 	}
-	return k.shape(&c, textModel)
+	return k.Shape(&c, textModel)
 }
 
 // Keys lists the keys of the structs the dataset owns (its own keys, besides

@@ -31,42 +31,12 @@ type DigitsConfig struct {
 	DigitsOnly bool `yaml:"digits_only"`
 }
 
-// The federated files: one client per client of the file, each holding out
-// its examples of the file's test split; Clients keeps a random subset,
-// drawn from ("data/subset"), and only its examples are read into memory.
-var (
-	tffEMNISTKind = fileKindOf("tff-emnist", "TensorFlow Federated's EMNIST SQLite file at path: 28x28 images by writer, 62 classes (digits_only: 10)",
-		false, true, nil, tffLoad("emnist"), tffCount("emnist"),
-		func(c *Config, _ bool) (float64, float64, float64) { return 784, imageClasses(c), 0 })
-	tffStackOverflowKind = fileKindOf("tff-stackoverflow", "TensorFlow Federated's StackOverflow SQLite file at path: next-word text by user",
-		true, false, func(c *Config) {
-			if c.SeqLen == 0 {
-				c.SeqLen = 20
-			}
-		}, tffLoad("stackoverflow"), tffCount("stackoverflow"), tokenShape)
-	tffShakespeareKind = fileKindOf("tff-shakespeare", "TensorFlow Federated's Shakespeare SQLite file at path: next-character text by role",
-		true, false, func(c *Config) {
-			if c.SeqLen == 0 {
-				c.SeqLen = 80 // TFF's Shakespeare task
-			}
-		}, tffLoad("shakespeare"), tffCount("shakespeare"), tokenShape)
-	leafKind = fileKindOf("leaf", "a LEAF FEMNIST or Shakespeare folder at path (train/ and test/ JSON files; the data tells which)",
-		false, true, nil, LoadLEAFContext, CountLEAFContext,
-		func(c *Config, textModel bool) (float64, float64, float64) {
-			if textModel {
-				// LEAF Shakespeare: 80-character windows; at most 1000
-				// characters.
-				return 80, 1000 + NumSpecial, 0
-			}
-			return 784, imageClasses(c), 0
-		})
-)
-
-func init() { leafKind.DataTells = true }
-
 // fileKindOf is a federated file's dataset: text (its TokenConfig keys
 // apply) or images (digits: its DigitsOnly applies), the TFF split names
-// for the tff-* files, read by load and counted by count.
+// for the tff-* files, read by load and counted by count: one client per
+// client of the file, each holding out its examples of the file's test
+// split; Clients keeps a random subset, drawn from ("data/subset"), and only
+// its examples are read into memory.
 func fileKindOf(name, doc string, text, digits bool, defaults func(*Config),
 	load func(context.Context, string, FileOptions) (*Federated, error), count func(context.Context, string, FileOptions) (int, error),
 	shape func(*Config, bool) (float64, float64, float64)) Kind {
@@ -75,8 +45,8 @@ func fileKindOf(name, doc string, text, digits bool, defaults func(*Config),
 		Name: name, Doc: doc, Text: text,
 		Partitions: []Partition{{Name: "user", FromData: true, OwnSplit: true}},
 		params:     []func(c *Config) any{func(c *Config) any { return &c.TextConfig }},
-		paths:      func(c *Config) []*string { return []*string{&c.Path} },
-		shape:      shape,
+		Paths:      func(c *Config) []*string { return []*string{&c.Path} },
+		Shape:      shape,
 	}
 	if text {
 		k.params = append(k.params, func(c *Config) any { return &c.TokenConfig })
@@ -87,7 +57,7 @@ func fileKindOf(name, doc string, text, digits bool, defaults func(*Config),
 	if digits {
 		k.params = append(k.params, func(c *Config) any { return &c.DigitsConfig })
 	}
-	k.defaults = func(c *Config) {
+	k.Defaults = func(c *Config) {
 		if tff {
 			if c.TrainSplit == "" {
 				c.TrainSplit = "train"
@@ -103,7 +73,7 @@ func fileKindOf(name, doc string, text, digits bool, defaults func(*Config),
 			c.TokenConfig.defaults(0)
 		}
 	}
-	k.validate = func(c *Config, add Problems, _ func(string) bool) {
+	k.Validate = func(c *Config, add Problems, _ func(string) bool) {
 		if c.Partition != "user" && slices.Contains(PartitionNames(), c.Partition) {
 			add("partition", "%s has one client per client of the file: partition must be user (or unset), not %s", name, c.Partition)
 		}
@@ -128,15 +98,15 @@ func fileKindOf(name, doc string, text, digits bool, defaults func(*Config),
 			Clients: c.Clients, Subset: root.Stream("data/subset"),
 		}
 	}
-	k.load = func(ctx context.Context, c *Config, _ *Loader, root rng.Root) (*Federated, error) {
+	k.Load = func(ctx context.Context, c *Config, _ *Loader, root rng.Root) (*Federated, error) {
 		f, err := load(ctx, c.Path, options(c, root))
 		return f, fileErr(err)
 	}
-	k.population = func(ctx context.Context, c *Config, _ *Loader, root rng.Root) (int, error) {
+	k.Population = func(ctx context.Context, c *Config, _ *Loader, root rng.Root) (int, error) {
 		n, err := count(ctx, c.Path, options(c, root))
 		return n, fileErr(err)
 	}
-	k.inputs = func(c *Config, _ *Loader) ([]Input, error) {
+	k.Inputs = func(c *Config, _ *Loader) ([]Input, error) {
 		if tff {
 			return []Input{{Key: "path", Root: c.Path, Files: []string{c.Path}}}, nil
 		}

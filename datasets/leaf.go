@@ -502,3 +502,21 @@ func leafWrap(dir string, err error) error {
 	}
 	return fmt.Errorf("datasets: LEAF %s: %w", dir, err)
 }
+
+// leafKind is a LEAF folder (see fileKindOf), whose files tell whether they
+// hold images or text.
+var leafKind = fileKindOf("leaf", "a LEAF FEMNIST or Shakespeare folder at path (train/ and test/ JSON files; the data tells which)",
+	false, true, nil, LoadLEAFContext, CountLEAFContext,
+	func(c *Config, textModel bool) (float64, float64, float64) {
+		if textModel {
+			// LEAF Shakespeare: 80-character windows; at most 1000
+			// characters.
+			return 80, 1000 + NumSpecial, 0
+		}
+		return 784, imageClasses(c), 0
+	})
+
+func init() {
+	leafKind.DataTells, leafKind.Order = true, 70
+	Register(&leafKind)
+}

@@ -439,6 +439,12 @@ var textKind = textKindOf("text", "next-word text by user from path (a directory
 		return []Input{{Key: "path", Root: c.Path, Files: files}}, keyErr("path", err)
 	})
 
+func init() {
+	debianKind.Order, textKind.Order = 20, 30
+	Register(&debianKind)
+	Register(&textKind)
+}
+
 // textKindOf is a next-word dataset: one client per user (partition user),
 // its own key struct own, and TokenConfig.
 func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config), validate func(*Config, Problems),
@@ -447,15 +453,15 @@ func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config),
 		Name: name, Doc: doc, Text: true,
 		Partitions: []Partition{{Name: "user", FromData: true, DefaultTestFraction: 0.2}},
 		params:     []func(c *Config) any{own, func(c *Config) any { return &c.TokenConfig }},
-		paths:      paths,
+		Paths:      paths,
 	}
-	k.defaults = func(c *Config) {
+	k.Defaults = func(c *Config) {
 		c.TokenConfig.defaults(20)
 		if defaults != nil {
 			defaults(c)
 		}
 	}
-	k.validate = func(c *Config, add Problems, _ func(string) bool) {
+	k.Validate = func(c *Config, add Problems, _ func(string) bool) {
 		if c.Partition != "user" && slices.Contains(PartitionNames(), c.Partition) {
 			add("partition", "%s text is split by user (one client per user): partition must be user (or unset), not %s", name, c.Partition)
 		}
@@ -464,7 +470,7 @@ func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config),
 			validate(c, add)
 		}
 	}
-	k.load = func(ctx context.Context, c *Config, _ *Loader, root rng.Root) (*Federated, error) {
+	k.Load = func(ctx context.Context, c *Config, _ *Loader, root rng.Root) (*Federated, error) {
 		docs, notes, err := read(ctx, c)
 		if err != nil {
 			return nil, err
@@ -481,15 +487,15 @@ func textKindOf(name, doc string, own func(*Config) any, defaults func(*Config),
 		}
 		return f, nil
 	}
-	k.population = func(ctx context.Context, c *Config, l *Loader, root rng.Root) (int, error) {
-		f, err := k.load(ctx, c, l, root)
+	k.Population = func(ctx context.Context, c *Config, l *Loader, root rng.Root) (int, error) {
+		f, err := k.Load(ctx, c, l, root)
 		if err != nil {
 			return 0, err
 		}
 		return f.NumClients(), nil
 	}
-	k.inputs = func(c *Config, _ *Loader) ([]Input, error) { return inputs(c) }
-	k.shape = tokenShape
+	k.Inputs = func(c *Config, _ *Loader) ([]Input, error) { return inputs(c) }
+	k.Shape = tokenShape
 	return k
 }
 

@@ -417,3 +417,29 @@ func (t *tffFile) docs(kind string) docScan {
 		})
 	}
 }
+
+// TensorFlow Federated's files (see fileKindOf).
+var (
+	tffEMNISTKind = fileKindOf("tff-emnist", "TensorFlow Federated's EMNIST SQLite file at path: 28x28 images by writer, 62 classes (digits_only: 10)",
+		false, true, nil, tffLoad("emnist"), tffCount("emnist"),
+		func(c *Config, _ bool) (float64, float64, float64) { return 784, imageClasses(c), 0 })
+	tffStackOverflowKind = fileKindOf("tff-stackoverflow", "TensorFlow Federated's StackOverflow SQLite file at path: next-word text by user",
+		true, false, func(c *Config) {
+			if c.SeqLen == 0 {
+				c.SeqLen = 20
+			}
+		}, tffLoad("stackoverflow"), tffCount("stackoverflow"), tokenShape)
+	tffShakespeareKind = fileKindOf("tff-shakespeare", "TensorFlow Federated's Shakespeare SQLite file at path: next-character text by role",
+		true, false, func(c *Config) {
+			if c.SeqLen == 0 {
+				c.SeqLen = 80 // TFF's Shakespeare task
+			}
+		}, tffLoad("shakespeare"), tffCount("shakespeare"), tokenShape)
+)
+
+func init() {
+	tffEMNISTKind.Order, tffStackOverflowKind.Order, tffShakespeareKind.Order = 40, 50, 60
+	Register(&tffEMNISTKind)
+	Register(&tffStackOverflowKind)
+	Register(&tffShakespeareKind)
+}

@@ -13,11 +13,11 @@
 // estimate and the run ID read the tables aggregators.Kinds, datasets.Kinds
 // and models.Kinds. An aggregator kind touches three files (its strategy's
 // file in aggregators/strategy, aggregators/kinds.go and
-// aggregators/config.go), a dataset two (its file in datasets, and
-// datasets/config.go for its Kinds entry and its key struct inlined in
-// Config) and a model two (its file in models, and models/model.go for its
-// Kinds entry and a Spec field for a new key); CONTRIBUTING.md walks
-// through each.
+// aggregators/config.go), a dataset one (its file in datasets, which
+// registers its Kind; and datasets/config.go to inline its key struct in
+// Config, if it has keys) and a model one (its file in models, which
+// registers its Kind; and models/model.go for a Spec field, if it takes a
+// new key); CONTRIBUTING.md walks through each.
 //
 // Papers cited by short name:
 //   - Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu (2023),

@@ -157,19 +157,26 @@ func openModel(path string, cfg *Config, runID string, rounds int) (st *results.
 // rewrites its index, and building a model takes milliseconds.
 var tensorLists sync.Map // string -> []models.Tensor
 
+// tensorsOf is modelTensors, memoized in tensorLists.
+func tensorsOf(cfg *Config, dim, classes int) ([]models.Tensor, error) {
+	key := fmt.Sprintf("%#v %d %d", cfg.Model, dim, classes)
+	if v, ok := tensorLists.Load(key); ok {
+		return v.([]models.Tensor), nil
+	}
+	ts, err := modelTensors(cfg, dim, classes)
+	if err != nil {
+		return nil, err
+	}
+	tensorLists.Store(key, ts)
+	return ts, nil
+}
+
 // checkTensors checks that the tensors are those of cfg's model for dim
 // inputs and classes, by name, order and shape.
 func checkTensors(cfg *Config, dim, classes int, ts []results.TensorInfo) error {
-	key := fmt.Sprintf("%#v %d %d", cfg.Model, dim, classes)
-	var want []models.Tensor
-	if v, ok := tensorLists.Load(key); ok {
-		want = v.([]models.Tensor)
-	} else {
-		var err error
-		if want, err = modelTensors(cfg, dim, classes); err != nil {
-			return err
-		}
-		tensorLists.Store(key, want)
+	want, err := tensorsOf(cfg, dim, classes)
+	if err != nil {
+		return err
 	}
 	for i, w := range want {
 		if i == len(ts) {

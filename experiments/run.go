@@ -219,6 +219,11 @@ func NewPlan(ctx context.Context, cfg *Config, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A model that cannot be built for the data, or whose tensors cannot
+	// be recorded, is refused before anything is trained.
+	if _, err := tensorsOf(cfg, data.Train.Dim, data.Train.Classes); err != nil {
+		return nil, err
+	}
 	p := &Plan{Config: cfg, Data: data, Clients: data.NumClients() + cfg.Audit.Canaries, Warnings: append([]string(nil), data.Notes...)}
 	if err := p.schedule(ctx, root, opts); err != nil {
 		return nil, err

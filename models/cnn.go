@@ -266,29 +266,34 @@ const (
 	cnnLargeFloatsPerPixel = 1600
 )
 
-var cnnKind = cnnKindOf(CNN, false, cnnFloatsPerPixel, "the (E)MNIST CNN of the FL papers: two strided convolutions, dense 32 (59,802 parameters on MNIST)")
+var cnnKind = cnnKindOf(CNN, 30, false, cnnFloatsPerPixel, "the (E)MNIST CNN of the FL papers: two strided convolutions, dense 32 (59,802 parameters on MNIST)")
 
-var cnnLargeKind = cnnKindOf(CNNLarge, true, cnnLargeFloatsPerPixel, "the federated-EMNIST CNN: two 3×3 convolutions, max-pool, dropout, dense 128 (1.2M parameters)")
+var cnnLargeKind = cnnKindOf(CNNLarge, 40, true, cnnLargeFloatsPerPixel, "the federated-EMNIST CNN: two 3×3 convolutions, max-pool, dropout, dense 128 (1.2M parameters)")
 
-func cnnKindOf(name string, large bool, floatsPerPixel float64, doc string) Kind {
+func init() {
+	Register(&cnnKind)
+	Register(&cnnLargeKind)
+}
+
+func cnnKindOf(name string, order int, large bool, floatsPerPixel float64, doc string) Kind {
 	return Kind{
-		Name: name, Doc: doc,
-		validate: func(s Spec, add Problems) {
+		Name: name, Order: order, Doc: doc,
+		Validate: func(s Spec, add Problems) {
 			if len(s.Hidden) > 0 {
 				add("hidden", "%s has fixed layers (use kind: mlp to choose hidden widths)", name)
 			}
 		},
-		build: func(s Spec, dim, classes, batch int) (Model, error) {
+		Build: func(s Spec, dim, classes, batch int) (Model, error) {
 			return newCNN(large, dim, s.Channels, classes, batch, nil)
 		},
-		numParams: func(s Spec, dim, classes int) int {
+		NumParams: func(s Spec, dim, classes int) int {
 			g, err := newCNNGeom(large, dim, s.Channels)
 			if err != nil {
 				return 0
 			}
 			return g.layout(classes).n
 		},
-		estimate: func(s Spec, dim, classes float64) Estimate {
+		Estimate: func(s Spec, dim, classes float64) Estimate {
 			// Fixed layers, sized on MNIST.
 			var params float64
 			if g, err := newCNNGeom(large, 784, s.Channels); err == nil {

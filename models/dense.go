@@ -111,30 +111,35 @@ const (
 	MLP    = "mlp"
 )
 
+func init() {
+	Register(&logRegKind)
+	Register(&mlpKind)
+}
+
 var logRegKind = Kind{
-	Name: LogReg, Doc: "multinomial logistic regression",
-	validate: func(s Spec, add Problems) {
+	Name: LogReg, Order: 10, Doc: "multinomial logistic regression",
+	Validate: func(s Spec, add Problems) {
 		if len(s.Hidden) > 0 {
 			add("hidden", "logreg has no hidden layers (use kind: mlp)")
 		}
 	},
-	build: func(s Spec, dim, classes, batch int) (Model, error) {
+	Build: func(s Spec, dim, classes, batch int) (Model, error) {
 		return newDense(nil, dim, classes, batch, nil)
 	},
-	numParams: func(s Spec, dim, classes int) int { return denseParams(nil, dim, classes) },
-	estimate: func(s Spec, dim, classes float64) Estimate {
+	NumParams: func(s Spec, dim, classes int) int { return denseParams(nil, dim, classes) },
+	Estimate: func(s Spec, dim, classes float64) Estimate {
 		return Estimate{Params: dim*classes + classes, Key: "kind", ActivationBytes: denseActivations(s.Hidden, dim, classes)}
 	},
 }
 
 var mlpKind = Kind{
-	Name: MLP, Doc: "ReLU hidden layers (hidden: widths, default [200])", Uses: []string{"hidden"},
-	defaults: func(s *Spec) {
+	Name: MLP, Order: 20, Doc: "ReLU hidden layers (hidden: widths, default [200])", Uses: []string{"hidden"},
+	Defaults: func(s *Spec) {
 		if len(s.Hidden) == 0 {
 			s.Hidden = []int{200}
 		}
 	},
-	build: func(s Spec, dim, classes, batch int) (Model, error) {
+	Build: func(s Spec, dim, classes, batch int) (Model, error) {
 		if len(s.Hidden) == 0 {
 			return nil, fmt.Errorf("models: mlp needs at least one hidden layer width")
 		}
@@ -145,8 +150,8 @@ var mlpKind = Kind{
 		}
 		return newDense(s.Hidden, dim, classes, batch, nil)
 	},
-	numParams: func(s Spec, dim, classes int) int { return denseParams(s.Hidden, dim, classes) },
-	estimate: func(s Spec, dim, classes float64) Estimate {
+	NumParams: func(s Spec, dim, classes int) int { return denseParams(s.Hidden, dim, classes) },
+	Estimate: func(s Spec, dim, classes float64) Estimate {
 		n, in := 0.0, dim
 		for _, h := range s.Hidden {
 			w := float64(max(h, 0))

@@ -235,10 +235,12 @@ func (m *lstm) Eval(b *datasets.Batch) (Score, error) {
 	return s, nil
 }
 
+func init() { Register(&lstmKind) }
+
 var lstmKind = Kind{
-	Name: LSTM, Doc: "next-word model: embedding (embed), one LSTM layer (hidden: [width]), projection (proj), softmax over the vocabulary",
+	Name: LSTM, Order: 50, Doc: "next-word model: embedding (embed), one LSTM layer (hidden: [width]), projection (proj), softmax over the vocabulary",
 	Text: true, Uses: []string{"hidden", "embed", "proj"},
-	defaults: func(s *Spec) {
+	Defaults: func(s *Spec) {
 		if len(s.Hidden) == 0 {
 			s.Hidden = []int{DefaultHidden}
 		}
@@ -249,7 +251,7 @@ var lstmKind = Kind{
 			s.Proj = s.Embed
 		}
 	},
-	validate: func(s Spec, add Problems) {
+	Validate: func(s Spec, add Problems) {
 		if len(s.Hidden) != 1 {
 			add("hidden", "lstm takes one width (its LSTM layer's), got %d", len(s.Hidden))
 		}
@@ -260,21 +262,21 @@ var lstmKind = Kind{
 			add("proj", "%d must be positive", s.Proj)
 		}
 	},
-	build: func(s Spec, dim, classes, batch int) (Model, error) {
+	Build: func(s Spec, dim, classes, batch int) (Model, error) {
 		d, err := s.lstmDims(dim, classes)
 		if err != nil {
 			return nil, err
 		}
 		return newLSTM(d, batch, nil)
 	},
-	numParams: func(s Spec, dim, classes int) int {
+	NumParams: func(s Spec, dim, classes int) int {
 		d, err := s.lstmDims(dim, classes)
 		if err != nil {
 			return 0
 		}
 		return d.layout().n
 	},
-	estimate: func(s Spec, dim, classes float64) Estimate {
+	Estimate: func(s Spec, dim, classes float64) Estimate {
 		h := float64(DefaultHidden)
 		if len(s.Hidden) > 0 {
 			h = float64(max(s.Hidden[0], 0))

@@ -62,11 +62,16 @@ type Spec struct {
 
 // Kind is one model kind: its name, whether it models text, the Spec keys
 // it reads, its defaults and validation, how it is built, and its size
-// without building it. Kinds is the one table experiments and the docs
-// read.
+// without building it. Each kind registers its Kind (Register) from the
+// init function of the file that defines it; Kinds is the one table
+// experiments and the docs read.
 type Kind struct {
 	Name string
 	Doc  string // one line, for docs and help texts
+	// Order places the kind in Kinds (increasing; equal Orders in the
+	// order they registered): the order of the help texts and of the
+	// messages that list kinds.
+	Order int
 	// Text: a next-word model over token sequences (for the text
 	// datasets); otherwise a classifier of images.
 	Text bool
@@ -74,17 +79,36 @@ type Kind struct {
 	// key it does not read must be unset.
 	Uses []string
 
-	defaults  func(s *Spec)
-	validate  func(s Spec, add Problems)
-	build     func(s Spec, dim, classes, batch int) (Model, error)
-	numParams func(s Spec, dim, classes int) int
-	estimate  func(s Spec, dim, classes float64) Estimate
+	// Defaults fills its unset keys and Validate reports its problems
+	// through add (keys relative to the section); each may be nil.
+	Defaults func(s *Spec)
+	Validate func(s Spec, add Problems)
+	// Build makes one instance for inputs of dimension dim, the given
+	// classes and a fixed batch size (required). The model must also be
+	// Layered (its tensors are recorded): Spec.Build refuses one that is
+	// not.
+	Build func(s Spec, dim, classes, batch int) (Model, error)
+	// NumParams is its parameter count without building it (nil: built
+	// once to count); Estimate its size from the configuration alone, for
+	// the memory estimate (nil: logistic regression's).
+	NumParams func(s Spec, dim, classes int) int
+	Estimate  func(s Spec, dim, classes float64) Estimate
 }
 
-// Kinds lists the model kinds. To add one: its file (the network and its
-// Kind value with defaults, validation, build and size), and its entry here
-// (with a Spec field if it takes a new key).
-var Kinds = []*Kind{&logRegKind, &mlpKind, &cnnKind, &cnnLargeKind, &lstmKind}
+// Kinds lists the model kinds, in increasing Order. To add one: its file
+// (the network, and its Kind value with defaults, validation, build and
+// size, registered in the file's init function); a Spec field (with its
+// YAML tag) if it takes a new key.
+var Kinds []*Kind
+
+// Register adds the kind k to Kinds at its Order (from an init function of
+// its file); it panics on a name registered twice or a Kind without Build.
+func Register(k *Kind) {
+	if k.Build == nil {
+		panic("models: " + k.Name + " registered without Build")
+	}
+	kinds.Register(k)
+}
 
 // Problems receives the problems of the model section, each with its key
 // relative to the section (e.g. "hidden", "hidden[1]") and its reason.
@@ -106,7 +130,7 @@ type Estimate struct {
 const activationCopies = 3
 
 // kinds reads Kinds.
-var kinds = registry.Table[*Kind]{List: &Kinds, Name: func(k *Kind) string { return k.Name }}
+var kinds = registry.Table[*Kind]{List: &Kinds, Name: func(k *Kind) string { return k.Name }, Order: func(k *Kind) int { return k.Order }}
 
 // LookupKind returns the kind named name, or nil.
 func LookupKind(name string) *Kind { k, _ := kinds.Lookup(name); return k }
@@ -122,8 +146,8 @@ func (s Spec) Text() bool { k := LookupKind(s.Kind); return k != nil && k.Text }
 
 // Normalize fills the kind's defaults of unset keys.
 func (s *Spec) Normalize() {
-	if k := LookupKind(s.Kind); k != nil && k.defaults != nil {
-		k.defaults(s)
+	if k := LookupKind(s.Kind); k != nil && k.Defaults != nil {
+		k.Defaults(s)
 	}
 }
 
@@ -135,8 +159,8 @@ func (s Spec) Validate(add Problems) {
 		return
 	}
 	reported := map[string]bool{}
-	if k.validate != nil {
-		k.validate(s, func(key, format string, args ...any) {
+	if k.Validate != nil {
+		k.Validate(s, func(key, format string, args ...any) {
 			reported[key] = true
 			add(key, format, args...)
 		})
@@ -166,27 +190,43 @@ func (s Spec) Build(dim, classes, batch int) (Model, error) {
 	if k == nil {
 		return nil, fmt.Errorf("models: unknown model kind %q (want one of %v)", s.Kind, KindNames(nil))
 	}
-	return k.build(s, dim, classes, batch)
+	m, err := k.Build(s, dim, classes, batch)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := m.(Layered); !ok {
+		return nil, fmt.Errorf("models: model kind %s builds a model (%T) that does not list its parameter tensors (models.Layered), which a run records", s.Kind, m)
+	}
+	return m, nil
 }
 
 // NumParams reports the parameter count of the architecture for the given
-// input dimension and classes, without building a graph.
-// It returns 0 when the architecture cannot take such inputs.
+// input dimension and classes, without building a graph (a kind without
+// NumParams is built once to count). It returns 0 when the architecture
+// cannot take such inputs.
 func (s Spec) NumParams(dim, classes int) int {
-	if k := LookupKind(s.Kind); k != nil && k.numParams != nil {
-		return k.numParams(s, dim, classes)
+	k := LookupKind(s.Kind)
+	switch {
+	case k == nil:
+		return denseParams(nil, dim, classes)
+	case k.NumParams != nil:
+		return k.NumParams(s, dim, classes)
 	}
-	return denseParams(nil, dim, classes)
+	m, err := s.Build(dim, classes, 1)
+	if err != nil {
+		return 0
+	}
+	return m.NumParams()
 }
 
 // Estimate is the model's size for inputs of dimension dim and the given
 // classes, for a memory estimate (no graph is built; unknown kinds are
 // sized as logistic regression).
 func (s Spec) Estimate(dim, classes float64) Estimate {
-	if k := LookupKind(s.Kind); k != nil && k.estimate != nil {
-		return k.estimate(s, dim, classes)
+	if k := LookupKind(s.Kind); k != nil && k.Estimate != nil {
+		return k.Estimate(s, dim, classes)
 	}
-	return logRegKind.estimate(s, dim, classes)
+	return logRegKind.Estimate(s, dim, classes)
 }
 
 // Tensor is one named parameter tensor of a model: its shape (row-major)
