@@ -122,14 +122,16 @@ func (p Planner) Validate(numClients, rounds int) error {
 
 // Sampled reports whether the schema samples clients independently (no
 // fixed cohort; privacy amplified by the sampling).
-func (k Kind) Sampled() bool { return k.probe().Sampled() }
+func (k Kind) Sampled() bool { return k.Pattern().Sampled() }
 
 // Grouped reports whether the schema has a b: the groups taking turns (kb,
 // kb-poisson) or the separation (minsep).
-func (k Kind) Grouped() bool { return k.probe().Separation() > 0 }
+func (k Kind) Grouped() bool { return k.Pattern().Separation() > 0 }
 
-// probe is the pattern of the kind with unit parameters (k = b = q = 1).
-func (k Kind) probe() Pattern { return Schema{Kind: k, K: 1, B: 1, Q: 1}.Pattern() }
+// Pattern is the form of the kind's patterns: the pattern of its schema with
+// unit parameters (k = b = q = 1); which of its bounds are set says what the
+// kind constrains.
+func (k Kind) Pattern() Pattern { return Schema{Kind: k, K: 1, B: 1, Q: 1}.Pattern() }
 
 // sampled reports whether the schema samples clients independently.
 func (s Schema) sampled() bool { return s.Kind.Sampled() }

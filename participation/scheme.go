@@ -29,6 +29,14 @@ type Pattern struct {
 // Sampled reports whether clients are sampled independently.
 func (p Pattern) Sampled() bool { return p.Sampling > 0 }
 
+// Once reports whether the pattern is single participation: at most one,
+// in any round.
+func (p Pattern) Once() bool { return p == Pattern{MaxParticipations: 1} }
+
+// SampledTurns reports whether the pattern samples clients within groups
+// taking turns (kb-poisson).
+func (p Pattern) SampledTurns() bool { return p.Sampled() && p.Groups > 0 }
+
 // Separation is the b of the pattern: its groups, or else its minimum
 // separation (0: neither).
 func (p Pattern) Separation() int { return max(p.Groups, p.MinSeparation) }
