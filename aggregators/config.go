@@ -170,7 +170,7 @@ func (c *Config) validateAdaptive(r Run, add Problems) {
 	case s > 0 && s < MinClipCountStddev:
 		add("clip_count_stddev", "%v is below %g: the count's privacy loss, 1/(2·clip_count_stddev)² per release, overflows (0: the expected cohort / 20)", s, MinClipCountStddev)
 	}
-	if r.Participation.Kind == participation.KBPoisson {
+	if r.Participation.Kind.Pattern().SampledTurns() {
 		add("clip_quantile", "adaptive clipping with kb-poisson sampling is not supported: BandMF's amplification (Choquette-Choo et al. 2023 §5) is proved for the update alone, not for the update and the clip count together (use participation kind poisson with dpfedavg, or an unsampled schema)")
 	}
 }
@@ -225,10 +225,10 @@ func (c *Config) Validate(r Run, add Problems) {
 	if !(c.MemoryBudgetMB > 0) {
 		add("memory_budget_mb", "%v must be positive", c.MemoryBudgetMB)
 	}
-	switch r.Participation.Kind {
-	case participation.Poisson:
+	switch pt := r.Participation.Kind.Pattern(); {
+	case pt.Sampled() && pt.Groups == 0:
 		add("kind", "%s with poisson sampling is not supported (amplified correlated noise needs the BandMF sampling scheme, participation kind kb-poisson); use dpfedavg or another schema", c.Kind)
-	case participation.KBPoisson:
+	case pt.SampledTurns():
 		if !k.KBPoisson {
 			add("kind", "%s with kb-poisson sampling is not supported (amplification needs a banded C with at most participation.b bands: %s)", c.Kind, strings.Join(kbPoissonKinds(), " or "))
 		}

@@ -243,7 +243,7 @@ func (o *OptimalConfig) strategy() string {
 }
 
 func (o *OptimalConfig) configure(r Run, sc *strategy.Config) {
-	if o.MultiEpoch && sc.Participation.Kind == participation.Single {
+	if o.MultiEpoch && sc.Participation.Pattern().Once() {
 		// Optimized for the schema's b even when no client took part twice.
 		sc.Participation = participation.Schema{Kind: participation.MinSep, K: 1, B: r.Participation.B}
 	}
@@ -260,9 +260,9 @@ func (b *BandMFConfig) validate(r Run, add Problems) {
 	inRange(add, "bands", b.Bands, r.Rounds, "")
 	p := r.Participation
 	switch {
-	case p.Kind == participation.KBPoisson && b.Bands > p.B:
+	case p.Kind.Pattern().SampledTurns() && b.Bands > p.B:
 		add("bands", "%d bands exceed participation.b = %d: kb-poisson amplification needs bands <= b", b.Bands, p.B)
-	case b.Bands == 0 && !hasEpochs(r) && p.Kind != participation.KBPoisson:
+	case b.Bands == 0 && !hasEpochs(r) && !p.Kind.Pattern().SampledTurns():
 		add("bands", "required unless participation is kb, minsep or kb-poisson (whose b is the default)")
 	}
 }

@@ -104,13 +104,12 @@ func (s *Sampling) chances(t int) int {
 // §5).
 func NewMechanism(s strategy.Strategy, declared participation.Schema, sched *participation.Schedule, st participation.Stats) (*Mechanism, error) {
 	m := &Mechanism{Strategy: s, Denominator: float64(sched.Cohort)}
-	switch declared.Kind {
-	case participation.Poisson:
-		m.Sampling = &Sampling{Q: declared.Q}
-		m.Denominator = declared.Q * float64(sched.NumClients)
-	case participation.KBPoisson:
-		m.Sampling = &Sampling{Q: declared.Q, Groups: declared.B}
-		m.Denominator = declared.Q * float64(sched.NumClients) / float64(declared.B)
+	if pt := declared.Pattern(); pt.Sampled() {
+		m.Sampling = &Sampling{Q: pt.Sampling, Groups: pt.Groups}
+		m.Denominator = pt.Sampling * float64(sched.NumClients)
+		if pt.Groups > 0 {
+			m.Denominator /= float64(pt.Groups)
+		}
 	}
 	k := max(1, st.MaxParticipations)
 	m.maxK = k
@@ -147,13 +146,13 @@ func NewMechanism(s strategy.Strategy, declared participation.Schema, sched *par
 // pattern set with the realized maximum k and smallest separation b.
 func ContainingSchema(declared participation.Schema, st participation.Stats) participation.Schema {
 	k := max(1, st.MaxParticipations)
-	switch {
-	case k == 1 || declared.Kind == participation.KBPoisson:
+	switch pt := declared.Pattern(); {
+	case k == 1 || pt.SampledTurns():
 		return participation.Schema{Kind: participation.Single}
-	case declared.Kind == participation.KB:
-		return participation.Schema{Kind: participation.KB, K: declared.K, B: declared.B}
-	case declared.Kind == participation.MinSep:
-		return participation.Schema{Kind: participation.MinSep, K: min(declared.K, k), B: max(declared.B, st.MinSeparation)}
+	case pt.Groups > 0 && !pt.Sampled():
+		return participation.Schema{Kind: participation.KB, K: pt.MaxParticipations, B: pt.Groups}
+	case pt.MinSeparation > 0 && !pt.Sampled():
+		return participation.Schema{Kind: participation.MinSep, K: min(pt.MaxParticipations, k), B: max(pt.MinSeparation, st.MinSeparation)}
 	}
 	return participation.Schema{Kind: participation.MinSep, K: k, B: max(1, st.MinSeparation)}
 }
@@ -250,7 +249,7 @@ func (m *Mechanism) SensitivityFor() string {
 		return fmt.Sprintf("for one participation, each of the %d groups Poisson-sampled with q = %g in its rounds (amplified)", m.Sampling.Groups, m.Sampling.Q)
 	case m.Sampling != nil:
 		return fmt.Sprintf("for one Poisson-sampled round (q = %g, amplified)", m.Sampling.Q)
-	case m.Independent() && m.Schema.Kind == participation.Single:
+	case m.Independent() && m.Schema.Pattern().Once():
 		return "for one participation per client"
 	case m.Independent():
 		return fmt.Sprintf("for at most %d participations per client (√k)", m.Schema.K)

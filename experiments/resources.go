@@ -10,8 +10,6 @@ import (
 	"dpfl/datasets"
 
 	"dpfl/aggregators"
-
-	"dpfl/participation"
 )
 
 // DefaultMemoryGB is the default limit, in GB (10⁹ bytes), on the estimated
@@ -111,11 +109,10 @@ func (c *Config) MemoryEstimate() Memory {
 	pc := c.Participation
 	rounds := pos(c.Rounds)
 	cohort := pos(pc.Cohort)
-	switch pc.Kind {
-	case participation.Poisson:
-		cohort = math.Max(0, pc.Q) * clients
-	case participation.KBPoisson:
+	if pt := pc.Kind.Pattern(); pt.SampledTurns() {
 		cohort = math.Max(0, pc.Q) * clients / math.Max(1, pos(pc.B))
+	} else if pt.Sampled() {
+		cohort = math.Max(0, pc.Q) * clients
 	}
 	if clients > 0 {
 		cohort = math.Min(cohort, clients)

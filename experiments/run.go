@@ -302,7 +302,7 @@ func (c *Config) planner(numClients int, root rng.Root, baseDir string) (partici
 func (p *Plan) schedule(ctx context.Context, root rng.Root, opts Options) error {
 	cfg := p.Config
 	n := p.Clients
-	if pc := cfg.Participation; pc.Kind != participation.Poisson && pc.Cohort > n {
+	if pc := cfg.Participation; !pc.Kind.Sampled() && pc.Cohort > n {
 		return fmt.Errorf("experiments: participation.cohort: %d clients per round cannot be drawn from the %d clients of the data", pc.Cohort, n)
 	}
 	if d := cfg.Privacy.Delta; cfg.Private() && !cfg.Privacy.AllowLargeDelta && d*float64(n) >= 1 {
@@ -682,12 +682,12 @@ func (p *Plan) describeParticipation() string {
 // describe is a one-line account of the participation setting.
 func (p ParticipationConfig) describe(clients int) string {
 	var s string
-	switch p.Kind {
-	case participation.Poisson:
-		s = fmt.Sprintf("poisson q=%g over %d clients", p.Q, clients)
-	case participation.KBPoisson:
-		s = fmt.Sprintf("kb-poisson b=%d q=%g over %d clients", p.B, p.Q, clients)
-	case participation.KB, participation.MinSep:
+	switch pt := p.Kind.Pattern(); {
+	case pt.SampledTurns():
+		s = fmt.Sprintf("%s b=%d q=%g over %d clients", p.Kind, p.B, p.Q, clients)
+	case pt.Sampled():
+		s = fmt.Sprintf("%s q=%g over %d clients", p.Kind, p.Q, clients)
+	case pt.Separation() > 0:
 		s = fmt.Sprintf("%s k=%d b=%d, cohort %d of %d clients", p.Kind, p.K, p.B, p.Cohort, clients)
 	default:
 		s = fmt.Sprintf("%s, cohort %d of %d clients", p.Kind, p.Cohort, clients)

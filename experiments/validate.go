@@ -40,6 +40,7 @@ func (c *Config) Normalize() {
 	if pc.Kind == "" {
 		pc.Kind = participation.Uniform
 	}
+	pc.Kind = participation.Canonical(pc.Kind)
 	if pc.Availability.Kind == "" {
 		pc.Availability.Kind = "always"
 	}
@@ -238,8 +239,9 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 		kinds[i] = string(k)
 	}
 	oneOf("participation.kind", string(p.Kind), kinds)
-	switch p.Kind {
-	case participation.Poisson, participation.KBPoisson:
+	pt := p.Kind.Pattern()
+	switch {
+	case pt.Sampled():
 		if !(p.Q > 0 && p.Q <= 1) {
 			add("participation.q", "%v must be in (0, 1] (the inclusion probability)", p.Q)
 		}
@@ -262,11 +264,11 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 			add("participation.q", "only poisson and kb-poisson use q")
 		}
 	}
-	switch p.Kind {
-	case participation.KB, participation.MinSep:
+	switch {
+	case pt.Separation() > 0 && !pt.Sampled():
 		positiveInt("participation.k", p.K)
 		positiveInt("participation.b", p.B)
-	case participation.KBPoisson:
+	case pt.SampledTurns():
 		positiveInt("participation.b", p.B)
 		if p.K != 0 {
 			add("participation.k", "kb-poisson has no k: a client has one chance per turn of its group, ⌈rounds/b⌉ in all")

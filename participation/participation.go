@@ -9,6 +9,14 @@
 // actually happens. Planner.Audit checks a Schedule against its schema before
 // any epsilon is reported.
 //
+// Each schema kind is a Scheme, in a file of its own (uniform.go, single.go,
+// kb.go, minsep.go, poisson.go, kbpoisson.go) that states its guarantee and
+// registers it by name with Register. A Scheme gives the Pattern of a
+// client's participations (at most k, a minimum separation, groups taking
+// turns, a sampling probability): the planner follows it, and the rest of
+// dpfl computes sensitivity and accounting for it rather than for the
+// kind's name.
+//
 // (k,b)-participation, b-min-sep participation and the kb-poisson sampling of
 // amplified BandMF are those of Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu (2023),
 // "(Amplified) Banded Matrix Factorization: A unified approach to private

@@ -37,8 +37,8 @@ const (
 	KBPoisson Kind = "kb-poisson"
 )
 
-// Kinds lists the schemas.
-var Kinds = []Kind{Uniform, Single, KB, MinSep, Poisson, KBPoisson}
+// Kinds lists the registered schemas, in order.
+var Kinds []Kind
 
 // Schema is a participation schema with its parameters.
 type Schema struct {
@@ -107,46 +107,31 @@ func (p Planner) Validate(numClients, rounds int) error {
 	if !(p.Clock.RoundSeconds >= 0) || math.IsInf(p.Clock.RoundSeconds, 0) || math.IsNaN(p.Clock.StartHour) || math.IsInf(p.Clock.StartHour, 0) {
 		return fmt.Errorf("participation: the clock needs a finite start hour and a finite round duration >= 0 (have %v, %v s)", p.Clock.StartHour, p.Clock.RoundSeconds)
 	}
-	switch s.Kind {
-	case Uniform:
-	case Single:
-		if rounds > numClients/p.Cohort {
-			return fmt.Errorf("participation: single participation needs %d rounds × %d clients = %.4g distinct clients; the population has %d", rounds, p.Cohort, float64(rounds)*float64(p.Cohort), numClients)
-		}
-	case KB:
-		if s.K <= 0 || s.B <= 0 {
-			return fmt.Errorf("participation: kb needs k > 0 and b > 0 (have k = %d, b = %d)", s.K, s.B)
-		}
-		if epochs := ceilDiv(rounds, s.B); epochs > s.K {
-			return fmt.Errorf("participation: kb: %d rounds with b = %d need %d participations per client, more than k = %d", rounds, s.B, epochs, s.K)
-		}
-	case MinSep:
-		if s.K <= 0 || s.B <= 0 {
-			return fmt.Errorf("participation: minsep needs k > 0 and b > 0 (have k = %d, b = %d)", s.K, s.B)
-		}
-	case Poisson, KBPoisson:
-		if !(s.Q > 0 && s.Q <= 1) {
-			return fmt.Errorf("participation: %s needs 0 < q <= 1 (have %v)", s.Kind, s.Q)
-		}
-		if s.Kind == KBPoisson && s.B <= 0 {
-			return fmt.Errorf("participation: kb-poisson needs b > 0 (have %d)", s.B)
-		}
-		if _, ok := p.avail().(Always); !ok {
-			return fmt.Errorf("participation: poisson sampling amplifies privacy only when every client is always available; selection driven by availability is not sampling (use availability kind always, or another schema)")
-		}
-	default:
+	sc, ok := Lookup(s.Kind)
+	if !ok {
 		return fmt.Errorf("participation: unknown schema %q (want one of %v)", s.Kind, Kinds)
+	}
+	if err := sc.Check(s, numClients, rounds, p.Cohort); err != nil {
+		return err
+	}
+	if _, ok := p.avail().(Always); s.sampled() && !ok {
+		return fmt.Errorf("participation: poisson sampling amplifies privacy only when every client is always available; selection driven by availability is not sampling (use availability kind always, or another schema)")
 	}
 	return nil
 }
 
 // Sampled reports whether the schema samples clients independently (no
 // fixed cohort; privacy amplified by the sampling).
-func (k Kind) Sampled() bool { return k == Poisson || k == KBPoisson }
+func (k Kind) Sampled() bool { return k.Pattern().Sampled() }
 
 // Grouped reports whether the schema has a b: the groups taking turns (kb,
 // kb-poisson) or the separation (minsep).
-func (k Kind) Grouped() bool { return k == KB || k == MinSep || k == KBPoisson }
+func (k Kind) Grouped() bool { return k.Pattern().Separation() > 0 }
+
+// Pattern is the form of the kind's patterns: the pattern of its schema with
+// unit parameters (k = b = q = 1); which of its bounds are set says what the
+// kind constrains.
+func (k Kind) Pattern() Pattern { return Schema{Kind: k, K: 1, B: 1, Q: 1}.Pattern() }
 
 // sampled reports whether the schema samples clients independently.
 func (s Schema) sampled() bool { return s.Kind.Sampled() }
@@ -170,14 +155,14 @@ func (p Planner) PlanContext(ctx context.Context, numClients, rounds int, root r
 	if err := p.Validate(numClients, rounds); err != nil {
 		return nil, err
 	}
-	ps := &planState{p: p, avail: p.avail(), ts: p.Clock.StartHour * 3600,
+	ps := &planState{p: p, pat: p.Schema.Pattern(), avail: p.avail(), ts: p.Clock.StartHour * 3600,
 		s: &Schedule{NumClients: numClients, Rounds: make([][]int, rounds), Cohort: p.Cohort,
 			Times: make([]float64, rounds), Eligible: make([]int, rounds), Waits: make([]int, rounds)},
 		count: make([]int, numClients), last: make([]int, numClients)}
 	if p.Schema.sampled() {
 		ps.s.Cohort = 0
 	}
-	if p.Schema.Kind == KB || p.Schema.Kind == KBPoisson {
+	if ps.pat.Groups > 0 {
 		ps.groups(root)
 	}
 	for t := range ps.s.Rounds {
@@ -199,6 +184,7 @@ func (p Planner) PlanContext(ctx context.Context, numClients, rounds int, root r
 // planState is a schedule being planned.
 type planState struct {
 	p           Planner
+	pat         Pattern // the schema's pattern
 	avail       Availability
 	s           *Schedule
 	count, last []int   // per client: participations so far, and the last one's round
@@ -213,7 +199,7 @@ type planState struct {
 // permutation drawn from ("sched/groups") joins group i mod B; groups
 // numClients and above stay empty and are not stored.
 func (ps *planState) groups(root rng.Root) {
-	n, b := ps.s.NumClients, ps.p.Schema.B
+	n, b := ps.s.NumClients, ps.pat.Groups
 	ps.s.Groups = make([]int, n)
 	ps.members = make([][]int, min(b, n))
 	for i, c := range root.Stream("sched/groups").Perm(n) {
@@ -228,25 +214,14 @@ func (ps *planState) groups(root rng.Root) {
 
 // group is the clients of round t's group.
 func (ps *planState) group(t int) []int {
-	if g := t % ps.p.Schema.B; g < len(ps.members) {
+	if g := t % ps.pat.Groups; g < len(ps.members) {
 		return ps.members[g]
 	}
 	return nil
 }
 
 // allowed reports whether the schema lets client c take part in round t.
-func (ps *planState) allowed(c, t int) bool {
-	sch := ps.p.Schema
-	switch sch.Kind {
-	case Single:
-		return ps.count[c] == 0
-	case KB:
-		return ps.count[c] < sch.K
-	case MinSep:
-		return ps.count[c] < sch.K && (ps.count[c] == 0 || t-ps.last[c] >= sch.B)
-	}
-	return true
-}
+func (ps *planState) allowed(c, t int) bool { return ps.pat.allows(ps.count[c], ps.last[c], t) }
 
 // take records the clients of round t (sorted).
 func (ps *planState) take(t int, ids []int) {
@@ -262,15 +237,15 @@ func (ps *planState) take(t int, ids []int) {
 // group, for kb-poisson) independently with probability Q.
 func (ps *planState) sample(t int, r *rand.Rand) {
 	var ids []int
-	if ps.p.Schema.Kind == KBPoisson {
+	if ps.pat.Groups > 0 {
 		for _, c := range ps.group(t) {
-			if r.Float64() < ps.p.Schema.Q {
+			if r.Float64() < ps.pat.Sampling {
 				ids = append(ids, c)
 			}
 		}
 	} else {
 		for c := 0; c < ps.s.NumClients; c++ {
-			if r.Float64() < ps.p.Schema.Q {
+			if r.Float64() < ps.pat.Sampling {
 				ids = append(ids, c)
 			}
 		}
@@ -350,43 +325,20 @@ func (p Planner) Audit(s *Schedule) error {
 		return err
 	}
 	avail := p.avail()
-	count := make([]int, s.NumClients)
-	last := make([]int, s.NumClients)
-	sch := p.Schema
-	for t, ids := range s.Rounds {
-		for _, c := range ids {
-			if s.Times != nil && !avail.Available(c, s.Times[t]) {
-				return fmt.Errorf("participation: client %d took part in round %d while unavailable", c, t)
-			}
-			switch sch.Kind {
-			case Single:
-				if count[c] >= 1 {
-					return fmt.Errorf("participation: single participation violated: client %d in round %d after round %d", c, t, last[c])
-				}
-			case KBPoisson:
-				if s.Groups == nil || s.Groups[c] != t%sch.B {
-					return fmt.Errorf("participation: kb-poisson violated: client %d of group %d in round %d (group %d's turn)", c, groupOf(s, c), t, t%sch.B)
-				}
-			case KB:
-				if s.Groups == nil || s.Groups[c] != t%sch.B {
-					return fmt.Errorf("participation: (k,b) violated: client %d of group %d in round %d (group %d's turn)", c, groupOf(s, c), t, t%sch.B)
-				}
-				if count[c] >= sch.K {
-					return fmt.Errorf("participation: (k,b) violated: client %d takes part more than k = %d times", c, sch.K)
-				}
-			case MinSep:
-				if count[c] >= sch.K {
-					return fmt.Errorf("participation: min-sep violated: client %d takes part more than k = %d times", c, sch.K)
-				}
-				if count[c] > 0 && t-last[c] < sch.B {
-					return fmt.Errorf("participation: min-sep violated: client %d in rounds %d and %d, separation %d < b = %d", c, last[c], t, t-last[c], sch.B)
+	if s.Times != nil {
+		for t, ids := range s.Rounds {
+			for _, c := range ids {
+				if !avail.Available(c, s.Times[t]) {
+					return fmt.Errorf("participation: client %d took part in round %d while unavailable", c, t)
 				}
 			}
-			count[c]++
-			last[c] = t
 		}
 	}
-	return nil
+	sc, ok := Lookup(p.Schema.Kind)
+	if !ok {
+		return fmt.Errorf("participation: unknown schema %q (want one of %v)", p.Schema.Kind, Kinds)
+	}
+	return sc.Audit(p.Schema, s)
 }
 
 func groupOf(s *Schedule, c int) int {
@@ -399,17 +351,7 @@ func groupOf(s *Schedule, c int) int {
 // MaxParticipations is the most participations the schema allows a client in
 // the given number of rounds (math.MaxInt for Uniform and Poisson, which do
 // not bound it; ⌈rounds/B⌉ for KBPoisson, one chance per turn of its group).
-func (s Schema) MaxParticipations(rounds int) int {
-	switch s.Kind {
-	case Single:
-		return 1
-	case KB, MinSep:
-		return min(s.K, ceilDiv(rounds, s.B))
-	case KBPoisson:
-		return ceilDiv(rounds, s.B)
-	}
-	return math.MaxInt
-}
+func (s Schema) MaxParticipations(rounds int) int { return s.Pattern().MaxIn(rounds) }
 
 // ceilDiv is ⌈a/b⌉ for b ≥ 1 (0 for a ≤ 0), without overflow.
 func ceilDiv(a, b int) int {
@@ -440,13 +382,14 @@ func auditBasic(s *Schedule, cohort int) error {
 // String returns a short description, e.g. "single", "kb(k=6,b=342)",
 // "minsep(k=4,b=10)", "poisson(q=0.01)" or "kb-poisson(b=6,q=0.5)".
 func (s Schema) String() string {
-	switch s.Kind {
-	case KB, MinSep:
-		return fmt.Sprintf("%s(k=%d,b=%d)", s.Kind, s.K, s.B)
-	case Poisson:
-		return fmt.Sprintf("%s(q=%g)", s.Kind, s.Q)
-	case KBPoisson:
-		return fmt.Sprintf("%s(b=%d,q=%g)", s.Kind, s.B, s.Q)
+	p, sampled, grouped := s.Pattern(), s.Kind.Sampled(), s.Kind.Grouped()
+	switch b := p.Separation(); {
+	case sampled && grouped:
+		return fmt.Sprintf("%s(b=%d,q=%g)", s.Kind, b, p.Sampling)
+	case sampled:
+		return fmt.Sprintf("%s(q=%g)", s.Kind, p.Sampling)
+	case grouped:
+		return fmt.Sprintf("%s(k=%d,b=%d)", s.Kind, p.MaxParticipations, b)
 	}
 	return string(s.Kind)
 }

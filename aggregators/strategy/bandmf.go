@@ -10,8 +10,6 @@ import (
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
-
-	"dpfl/participation"
 )
 
 func init() {
@@ -36,7 +34,7 @@ func init() {
 
 func buildMultiEpoch(ctx context.Context, name string, cfg Config) (Strategy, error) {
 	p := cfg.Participation
-	if p.Kind == participation.Single {
+	if isOnce(p) {
 		return nil, fmt.Errorf("strategy: %s needs kb or minsep participation (use optimal for single)", name)
 	}
 	if name == "multi-epoch-f" {
@@ -49,7 +47,7 @@ func buildBandMF(ctx context.Context, name string, cfg Config) (Strategy, error)
 	n, p := cfg.Workload.N(), cfg.Participation
 	b := cfg.Bands
 	if b == 0 {
-		if p.Kind == participation.Single {
+		if isOnce(p) {
 			return nil, fmt.Errorf("strategy: %s under single participation needs a band count", name)
 		}
 		b = DefaultBands(p.B, n)
@@ -58,7 +56,7 @@ func buildBandMF(ctx context.Context, name string, cfg Config) (Strategy, error)
 		return nil, fmt.Errorf("strategy: bands %d outside [1,%d]", b, n)
 	}
 	if name == "bandmf-f" {
-		if p.Kind == participation.Single {
+		if isOnce(p) {
 			return nil, fmt.Errorf("strategy: bandmf-f needs kb or minsep participation (its diagonal is constrained per (k,b) pattern)")
 		}
 		if b > p.B {

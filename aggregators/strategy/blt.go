@@ -39,7 +39,7 @@ func BLTBuffers(cfg Config) (int, error) {
 	}
 	b := cfg.Bands
 	if b == 0 {
-		if cfg.Participation.Kind == participation.Single {
+		if isOnce(cfg.Participation) {
 			return 0, errors.New("strategy: blt under single participation needs a buffer count (or bands, whose BandMF memory it matches)")
 		}
 		b = DefaultBands(cfg.Participation.B, cfg.Workload.N())
@@ -257,8 +257,7 @@ type bltObjective struct {
 func newBLTObjective(w *Workload, a []float64, p participation.Schema, m int) *bltObjective {
 	n := w.N()
 	o := &bltObjective{n: n, a: a, prefix: w.IsPrefix(), m: m, k: 1, b: n}
-	if p.Kind != participation.Single {
-		q := clamp(p, n)
+	if q := clamp(patternOf(p), n); q.shape != once {
 		o.k, o.b = min(q.K, ceilDiv(n, q.B)), q.B
 	}
 	o.states = make([]float64, n*m)

@@ -183,16 +183,15 @@ func (s *Nu) Decoder(w *Workload) (*mat.Dense, error) {
 // so exact; the same value as ToeplitzSensitivity, kept on this path so that
 // existing runs' sensitivities stay bit-identical).
 func (s *Nu) Sensitivity(p participation.Schema) (Sensitivity, error) {
-	check(p)
-	p = clamp(p, s.n)
-	switch p.Kind {
-	case participation.Single:
+	q := clamp(patternOf(p), s.n)
+	switch q.shape {
+	case once:
 		ss := 0.0
 		for _, x := range s.c {
 			ss += x * x
 		}
 		return Sensitivity{Value: math.Sqrt(ss), Exact: true, Method: "max column norm"}, nil
-	case participation.MinSep:
+	case spaced:
 		if sens, ok := ToeplitzSensitivity(s.c, s.n, p); ok {
 			return sens, nil
 		}

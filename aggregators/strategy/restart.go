@@ -225,17 +225,16 @@ func decodePrefix(w *mat.Dense, wl *Workload) *mat.Dense {
 // its blocks of the nodes containing its round there, at most k̂ times the
 // per-tree levels.
 func (s *TreeRestarts) Sensitivity(p participation.Schema) (Sensitivity, error) {
-	check(p)
-	p = clamp(p, s.n)
-	switch p.Kind {
-	case participation.Single:
+	q := clamp(patternOf(p), s.n)
+	switch q.shape {
+	case once:
 		return Sensitivity{Value: math.Sqrt(float64(s.largest().Levels())), Exact: true, Method: "largest restarted tree's levels (exact)"}, nil
-	case participation.MinSep:
+	case spaced:
 		var sizes []int
 		for _, t := range s.blocks {
 			sizes = forestSizes(sizes, t.n)
 		}
-		return Sensitivity{Value: math.Sqrt(forestMinSepSens2(sizes, p.K, p.B)), Exact: true, Method: "restarted-tree DP (exact)"}, nil
+		return Sensitivity{Value: math.Sqrt(forestMinSepSens2(sizes, q.K, q.B)), Exact: true, Method: "restarted-tree DP (exact)"}, nil
 	}
 	return SensitivityOf(s.Gram(), p)
 }

@@ -10,23 +10,53 @@ import (
 	"dpfl/participation"
 )
 
-// The participation schemas sensitivity is computed for are
-// participation.Single, participation.KB ((k,b)-participation: patterns
-// {i, i+b, …, i+(k−1)b} ∩ [0,n), 0 ≤ i < b) and participation.MinSep
-// (b-min-sep: at most K participations, consecutive ones at least B rounds
-// apart); the sampled schemas are accounted by amplification instead.
+// Sensitivity is computed for a participation pattern (the Pattern of a
+// participation.Schema) of one of three shapes: at most one participation;
+// (k,b) turns (patterns {i, i+b, …, i+(k−1)b} ∩ [0,n), 0 ≤ i < b); and b-min-sep
+// (at most k participations, consecutive ones at least b rounds apart). The
+// sampled schemas are accounted by amplification instead.
+
+// shape is the form of a participation pattern.
+type shape int
+
+const (
+	once   shape = iota // at most one participation
+	turns               // (k,b): at most K participations in {i, i+B, …}
+	spaced              // B-min-sep: at most K, consecutive ones at least B apart
+)
+
+// pattern is a participation pattern sensitivity is computed for.
+type pattern struct {
+	shape shape
+	K, B  int
+}
+
+// patternOf returns the pattern of p; it panics unless sensitivity is
+// defined for it.
+func patternOf(p participation.Schema) pattern {
+	pt := p.Pattern()
+	switch {
+	case pt.Sampled() || pt == (participation.Pattern{}):
+		panic(fmt.Sprintf("strategy: no sensitivity for participation %q (want single, kb or minsep)", p.Kind))
+	case pt.Once():
+		return pattern{shape: once}
+	}
+	q := pattern{shape: spaced, K: pt.MaxParticipations, B: pt.Separation()}
+	if q.K < 1 || q.B < 1 {
+		panic("strategy: participation needs K ≥ 1 and B ≥ 1")
+	}
+	if pt.Groups > 0 {
+		q.shape = turns
+	}
+	return q
+}
 
 // check panics unless p is a schema sensitivity is defined for.
-func check(p participation.Schema) {
-	switch p.Kind {
-	case participation.Single:
-	case participation.KB, participation.MinSep:
-		if p.K < 1 || p.B < 1 {
-			panic("strategy: participation needs K ≥ 1 and B ≥ 1")
-		}
-	default:
-		panic(fmt.Sprintf("strategy: no sensitivity for participation %q (want single, kb or minsep)", p.Kind))
-	}
+func check(p participation.Schema) { patternOf(p) }
+
+// isOnce reports whether p allows at most one participation.
+func isOnce(p participation.Schema) bool {
+	return p.Pattern().Once()
 }
 
 // ceilDiv is ⌈a/b⌉ for a ≥ 0 and b ≥ 1, without overflow.
@@ -42,13 +72,13 @@ func ceilDiv(a, b int) int {
 // (which already allow only one). The sensitivity is unchanged; the sizes
 // of the computations (loops over k and b, buffers of n+b) stay within n
 // whatever K and B are.
-func clamp(p participation.Schema, n int) participation.Schema {
-	if p.Kind == participation.Single || n < 1 {
-		return p
+func clamp(q pattern, n int) pattern {
+	if q.shape == once || n < 1 {
+		return q
 	}
-	p.K = min(p.K, ceilDiv(n, p.B))
-	p.B = min(p.B, n)
-	return p
+	q.K = min(q.K, ceilDiv(n, q.B))
+	q.B = min(q.B, n)
+	return q
 }
 
 // Sensitivity is the L2 sensitivity of G ↦ C G for rows of norm at most 1.
@@ -77,9 +107,8 @@ const zeroTol = 1e-12
 //     through ToeplitzSensitivity instead; for dense X ≥ 0 (multi-epoch MF)
 //     no exact method is known and the bound stays, Exact false.
 func SensitivityOf(X *mat.SymDense, p participation.Schema) (Sensitivity, error) {
-	check(p)
 	n := X.SymmetricDim()
-	p = clamp(p, n)
+	q := clamp(patternOf(p), n)
 	diag := make([]float64, n)
 	maxd := 0.0
 	for i := range diag {
@@ -90,17 +119,17 @@ func SensitivityOf(X *mat.SymDense, p participation.Schema) (Sensitivity, error)
 		maxd = math.Max(maxd, diag[i])
 	}
 	tol := zeroTol * maxd
-	switch p.Kind {
-	case participation.Single:
+	switch q.shape {
+	case once:
 		return Sensitivity{Value: math.Sqrt(maxd), Exact: true, Method: "max column norm"}, nil
-	case participation.KB:
+	case turns:
 		diagonalBlocks, nonneg := true, true
 		best, bound := 0.0, 0.0
-		for i := 0; i < p.B && i < n; i++ {
+		for i := 0; i < q.B && i < n; i++ {
 			s, sa := 0.0, 0.0
-			for a := 0; a < p.K && i+a*p.B < n; a++ {
-				for c := 0; c < p.K && i+c*p.B < n; c++ {
-					x := X.At(i+a*p.B, i+c*p.B)
+			for a := 0; a < q.K && i+a*q.B < n; a++ {
+				for c := 0; c < q.K && i+c*q.B < n; c++ {
+					x := X.At(i+a*q.B, i+c*q.B)
 					if a != c && math.Abs(x) > tol {
 						diagonalBlocks = false
 					}
@@ -123,30 +152,30 @@ func SensitivityOf(X *mat.SymDense, p participation.Schema) (Sensitivity, error)
 		default:
 			return Sensitivity{Value: math.Sqrt(bound), Exact: false, Method: "Prop. E.1 upper bound"}, nil
 		}
-	case participation.MinSep:
-		if Bandwidth(X, tol) <= p.B {
-			return Sensitivity{Value: math.Sqrt(VecSens(diag, p.K, p.B)), Exact: true, Method: "banded VecSens (exact)"}, nil
+	case spaced:
+		if Bandwidth(X, tol) <= q.B {
+			return Sensitivity{Value: math.Sqrt(VecSens(diag, q.K, q.B)), Exact: true, Method: "banded VecSens (exact)"}, nil
 		}
 		if monotoneGram(X) {
 			// Every pattern's terms are bounded termwise by those of
 			// {0, b, …, (k̂−1)b} (see monotoneGram).
-			k := min(p.K, ceilDiv(n, p.B))
+			k := min(q.K, ceilDiv(n, q.B))
 			s := 0.0
 			for a := 0; a < k; a++ {
 				for c := 0; c < k; c++ {
-					s += X.At(a*p.B, c*p.B)
+					s += X.At(a*q.B, c*q.B)
 				}
 			}
 			return Sensitivity{Value: math.Sqrt(s), Exact: true, Method: "X>=0 non-increasing along rows and diagonals: pattern {0,b,...} (exact)"}, nil
 		}
-		return Sensitivity{Value: math.Sqrt(thm3Bound(X, p)), Exact: false, Method: "Thm 3 upper bound"}, nil
+		return Sensitivity{Value: math.Sqrt(thm3Bound(X, q)), Exact: false, Method: "Thm 3 upper bound"}, nil
 	}
 	panic("unreachable")
 }
 
 // thm3Bound is Choquette-Choo et al. 2023 Thm 3's upper bound on the squared b-min-sep
 // sensitivity: VecSens(u), u_i = VecSens(|X_i,:|).
-func thm3Bound(X *mat.SymDense, p participation.Schema) float64 {
+func thm3Bound(X *mat.SymDense, q pattern) float64 {
 	n := X.SymmetricDim()
 	u := make([]float64, n)
 	row := make([]float64, n)
@@ -154,9 +183,9 @@ func thm3Bound(X *mat.SymDense, p participation.Schema) float64 {
 		for j := range row {
 			row[j] = math.Abs(X.At(i, j))
 		}
-		u[i] = VecSens(row, p.K, p.B)
+		u[i] = VecSens(row, q.K, q.B)
 	}
-	return VecSens(u, p.K, p.B)
+	return VecSens(u, q.K, q.B)
 }
 
 // monotoneGram reports whether X ≥ 0 and X_{i,i+g} does not increase with

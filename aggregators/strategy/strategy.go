@@ -204,7 +204,7 @@ func evaluate(ctx context.Context, s Strategy, w *Workload, p participation.Sche
 	if s.N() != w.N() {
 		panic("strategy: strategy and workload sizes differ")
 	}
-	if f, ok := s.(*Factorization); ok && p.Kind == participation.Single {
+	if f, ok := s.(*Factorization); ok && isOnce(p) {
 		if m, ok := f.factoredMetrics(w); ok {
 			return m, nil
 		}

@@ -53,7 +53,7 @@ func toeplitzMonotone(c []float64) bool {
 // when c has at most b nonzero leading coefficients; otherwise the zero
 // Sensitivity and false.
 func ToeplitzSensitivity(c []float64, n int, p participation.Schema) (Sensitivity, bool) {
-	check(p)
+	q := patternOf(p)
 	if n < 1 {
 		panic("strategy: non-positive n")
 	}
@@ -65,10 +65,10 @@ func ToeplitzSensitivity(c []float64, n int, p participation.Schema) (Sensitivit
 			return Sensitivity{}, false
 		}
 	}
-	p = clamp(p, n)
+	q = clamp(q, n)
 	k, b := 1, n
-	if p.Kind != participation.Single {
-		k, b = p.K, p.B
+	if q.shape != once {
+		k, b = q.K, q.B
 	}
 	k = min(k, ceilDiv(n, b))
 	support := len(c)

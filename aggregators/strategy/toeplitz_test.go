@@ -108,7 +108,7 @@ func TestNuMinSepExact(t *testing.T) {
 	}
 	p := participation.Schema{Kind: participation.MinSep, K: 5, B: 1}
 	x := gramOf(toeplitzLower(n, c))
-	bound := thm3Bound(x, p)
+	bound := thm3Bound(x, patternOf(p))
 	exact, ok := ToeplitzSensitivity(c, n, p)
 	gram, err := SensitivityOf(x, p) // through monotoneGram, from X alone
 	if err != nil {

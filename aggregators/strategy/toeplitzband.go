@@ -15,7 +15,7 @@ func init() {
 	Register(Builder{Name: "toeplitz", Order: 11, Memory: denseMemory(6), Build: func(ctx context.Context, cfg Config) (Strategy, error) {
 		b := cfg.Bands
 		if b == 0 {
-			if cfg.Participation.Kind == participation.Single {
+			if isOnce(cfg.Participation) {
 				return nil, errors.New("strategy: toeplitz under single participation needs a band count")
 			}
 			b = DefaultBands(cfg.Participation.B, cfg.Workload.N())
@@ -146,11 +146,11 @@ func (s *BandedToeplitz) Cost() Cost {
 // certificate.
 func OptimizeBandedToeplitz(ctx context.Context, w *Workload, bands int, p participation.Schema, opts LBFGSOptions) (*BandedToeplitz, error) {
 	n := w.N()
-	check(p)
+	q := clamp(patternOf(p), n)
 	if bands < 1 || bands > n {
 		return nil, fmt.Errorf("strategy: bands %d outside [1,%d]", bands, n)
 	}
-	if q := clamp(p, n); p.Kind != participation.Single && min(q.K, ceilDiv(n, q.B)) > 1 && bands > q.B {
+	if q.shape != once && min(q.K, ceilDiv(n, q.B)) > 1 && bands > q.B {
 		return nil, fmt.Errorf("strategy: banded Toeplitz under %v needs bands ≤ b (%d > %d) for an exact sensitivity", p, bands, q.B)
 	}
 	a := w.toeplitzCoefficients()

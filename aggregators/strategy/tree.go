@@ -199,13 +199,12 @@ func (t *Tree) Decoder(wl *Workload) (*mat.Dense, error) {
 // single participation, the pattern formula under (k,b) (T ≥ 0), and the
 // exact dynamic program over the forest under b-min-sep.
 func (t *Tree) Sensitivity(p participation.Schema) (Sensitivity, error) {
-	check(p)
-	p = clamp(p, t.n)
-	switch p.Kind {
-	case participation.Single:
+	q := clamp(patternOf(p), t.n)
+	switch q.shape {
+	case once:
 		return Sensitivity{Value: math.Sqrt(float64(t.Levels())), Exact: true, Method: "tree levels (exact)"}, nil
-	case participation.MinSep:
-		return Sensitivity{Value: math.Sqrt(TreeMinSepSens2(t.n, p.K, p.B)), Exact: true, Method: "tree DP (exact)"}, nil
+	case spaced:
+		return Sensitivity{Value: math.Sqrt(TreeMinSepSens2(t.n, q.K, q.B)), Exact: true, Method: "tree DP (exact)"}, nil
 	}
 	return SensitivityOf(t.Gram(), p)
 }

@@ -331,7 +331,7 @@ func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[str
 		return "-buffers must be in [1, n]"
 	case set["buffers"] && buffers > strategy.BLTMaxBuffers:
 		return fmt.Sprintf("-buffers %d: blt takes at most %d buffers", buffers, strategy.BLTMaxBuffers)
-	case p.Kind == participation.Single && m.Strategy == "blt" && !set["buffers"] && !set["bands"]:
+	case p.Pattern().Once() && m.Strategy == "blt" && !set["buffers"] && !set["bands"]:
 		return "-strategy blt under single participation needs -buffers (or -bands: the BandMF memory to match)"
 	case !(gap > 0 && gap < 1):
 		return "-gap must be in (0,1)"
@@ -339,9 +339,9 @@ func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[str
 		return "-reltol must be in (0,1)"
 	case maxIter < 1:
 		return "-maxiter must be positive"
-	case p.Kind == participation.Single && (m.Strategy == "bandmf" || m.Strategy == "toeplitz") && !set["bands"]:
+	case p.Pattern().Once() && (m.Strategy == "bandmf" || m.Strategy == "toeplitz") && !set["bands"]:
 		return fmt.Sprintf("-strategy %s under single participation needs -bands", m.Strategy)
-	case p.Kind == participation.Single && (m.Strategy == "multi-epoch" || m.Strategy == "multi-epoch-f" || m.Strategy == "bandmf-f"):
+	case p.Pattern().Once() && (m.Strategy == "multi-epoch" || m.Strategy == "multi-epoch-f" || m.Strategy == "bandmf-f"):
 		return fmt.Sprintf("-strategy %s needs -participation kb or minsep (optimal is the single-participation optimum)", name)
 	}
 	return ""

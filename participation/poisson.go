@@ -1,0 +1,15 @@
+package participation
+
+// Poisson sampling. Every client takes part in each round independently with
+// probability Q (valid only when every client is always available).
+// Guarantee: none on the number of participations; privacy is amplified by
+// the sampling.
+type poisson struct{}
+
+func init() { register(Poisson, 4, poisson{}) }
+
+func (poisson) Check(s Schema, _, _, _ int) error { return checkQ(s) }
+
+func (poisson) Pattern(s Schema) Pattern { return Pattern{Sampling: s.Q} }
+
+func (poisson) Audit(Schema, *Schedule) error { return nil }
