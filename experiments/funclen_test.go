@@ -20,12 +20,10 @@ const maxFuncLines = 100
 // Numeric kernels stay whole: their loops share buffers and accumulators,
 // and their order of operations fixes the bits of every result.
 var longFuncs = map[string]string{
-	"aggregators/strategy bandProblem.lossGrad": "BandMF loss and band gradient: two-worker row partition with a fixed reduction order, AVX2 rows4 path",
-	"aggregators/strategy selEval.eval":         "band selection objective: K = RᵀXR, its factorization and the gradient in one pass over shared buffers",
-	"aggregators/strategy minimizeLBFGS":        "L-BFGS iteration and line search; its iterates fix the optimized strategies' bits",
-	"aggregators/strategy meDual.solve":         "multi-epoch dual fixed point over shared iterate state",
-	"models/internal/gemm buffers.run":          "GEMM blocking loop: packing and micro-kernel tiles",
-	"cmd/dpfl parseMechanism":                   "dpfl mechanism's flag parsing, to be replaced by the aggregator config path",
+	"aggregators/strategy selEval.eval": "band selection objective: K = RᵀXR, its factorization and the gradient in one pass over shared buffers",
+	"aggregators/strategy meDual.solve": "multi-epoch dual fixed point over shared iterate state",
+	"models/internal/gemm buffers.run":  "GEMM blocking loop: packing and micro-kernel tiles",
+	"cmd/dpfl parseMechanism":           "dpfl mechanism's flag parsing, to be replaced by the aggregator config path",
 }
 
 // TestFuncLength fails on every function of the repository's Go code (tests
