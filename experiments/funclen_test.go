@@ -21,7 +21,6 @@ const maxFuncLines = 100
 // and their order of operations fixes the bits of every result.
 var longFuncs = map[string]string{
 	"aggregators/strategy selEval.eval": "band selection objective: K = RᵀXR, its factorization and the gradient in one pass over shared buffers",
-	"aggregators/strategy meDual.solve": "multi-epoch dual fixed point over shared iterate state",
 	"models/internal/gemm buffers.run":  "GEMM blocking loop: packing and micro-kernel tiles",
 	"cmd/dpfl parseMechanism":           "dpfl mechanism's flag parsing, to be replaced by the aggregator config path",
 }
