@@ -105,132 +105,164 @@ func RunGrid(ctx context.Context, g *Grid, opts GridOptions) (*GridResult, error
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
-	res := &GridResult{Points: len(points)}
-	var mu sync.Mutex // serializes events and res
-	var failures []error
-	var indexErr error // the first failed per-point index write
-	index := filepath.Join(opts.OutDir, "index.csv")
-	// run runs the unfinished points of ps, opts.Parallel at once.
-	run := func(ps []Point) (tried int) {
-		var todo []Point
-		for _, p := range ps {
-			if _, ok := Finished(opts.OutDir, p); ok {
-				res.Skipped++
-			} else {
-				todo = append(todo, p)
-			}
-		}
-		ev := opts.Events
-		jobs := make(chan Point)
-		var wg sync.WaitGroup
-		for w := 0; w < max(1, opts.Parallel); w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for p := range jobs {
-					if ctx.Err() != nil {
-						continue // stopped before this point started: it stays pending
-					}
-					if ev != nil {
-						mu.Lock()
-						ev.Start(p)
-						mu.Unlock()
-					}
-					out, err := runPoint(ctx, g, p, opts, func(rep RoundReport) {
-						if ev != nil {
-							mu.Lock()
-							ev.Round(p, rep.Round, rep.Accuracy)
-							mu.Unlock()
-						}
-					})
-					mu.Lock()
-					var sum *results.Summary
-					switch {
-					case err == nil && out.AlreadyComplete:
-						res.Skipped++ // finished by another process meanwhile
-						sum = &out.Summary
-					case err == nil:
-						res.Ran++
-						sum = &out.Summary
-					case errors.Is(err, results.ErrLocked):
-						res.Elsewhere++
-					case ctx.Err() != nil:
-					default:
-						res.Failed++
-						failures = append(failures, fmt.Errorf("point %d (%s): %w", p.Index+1, p.Label(g.Varied), err))
-					}
-					// Keep index.csv current, so a grid killed outright (no
-					// chance to write it at the end) still lists what finished.
-					if ierr := WriteIndex(index, g, opts.OutDir); ierr != nil && indexErr == nil {
-						indexErr = ierr
-					}
-					if ev != nil {
-						ev.Done(p, sum, err)
-					}
-					mu.Unlock()
-				}
-			}()
-		}
-	feed:
-		for _, p := range todo {
-			if ctx.Err() != nil {
-				break // a worker and the stop may be ready together: stop wins
-			}
-			select {
-			case jobs <- p:
-			case <-ctx.Done():
-				break feed
-			}
-		}
-		close(jobs)
-		wg.Wait()
-		return len(todo)
+	r := &gridRunner{
+		ctx: ctx, g: g, opts: opts,
+		res:   &GridResult{Points: len(points)},
+		index: filepath.Join(opts.OutDir, "index.csv"),
 	}
 	tried := 0
 	if g.Tune == nil {
-		tried = run(points)
+		tried = r.run(points)
 	} else {
-		// Stage 1: the tuning seeds' points; stage 2: the other seeds at
-		// the settings their groups chose (groups still waiting for
-		// another shard's tuning runs are left for a later invocation).
-		var stage1, rest []Point
-		for _, p := range points {
-			if g.Stage(p, nil) == StageTune {
-				stage1 = append(stage1, p)
-			} else {
-				rest = append(rest, p)
-			}
-		}
-		tried = run(stage1)
-		choices := g.Choices(opts.OutDir)
-		var stage2 []Point
-		for _, p := range rest {
-			switch g.Stage(p, choices) {
-			case StageChosen:
-				stage2 = append(stage2, p)
-			case StageNotChosen:
-				res.NotChosen++
-			default:
-				res.Waiting++
-			}
-		}
-		if ctx.Err() == nil {
-			tried += run(stage2)
-		}
+		tried = r.runTuned(points)
 	}
 	var errs []error
 	if err := ctx.Err(); err != nil {
 		errs = append(errs, err)
 	}
-	if len(failures) > 0 {
-		errs = append(errs, fmt.Errorf("experiments: %d of %d points failed:\n%w", len(failures), tried, errors.Join(failures...)))
+	if len(r.failures) > 0 {
+		errs = append(errs, fmt.Errorf("experiments: %d of %d points failed:\n%w", len(r.failures), tried, errors.Join(r.failures...)))
 	}
-	if err := WriteIndex(index, g, opts.OutDir); err != nil {
-		errs = append(errs, err, indexErr)
+	if err := WriteIndex(r.index, g, opts.OutDir); err != nil {
+		errs = append(errs, err, r.indexErr)
 	} else {
-		res.Index = index
+		r.res.Index = r.index
 	}
-	return res, errors.Join(errs...)
+	return r.res, errors.Join(errs...)
+}
+
+// gridRunner is one RunGrid call's state: what its workers share.
+type gridRunner struct {
+	ctx   context.Context
+	g     *Grid
+	opts  GridOptions
+	index string // the grid's index.csv
+
+	mu       sync.Mutex // serializes events and the fields below
+	res      *GridResult
+	failures []error
+	indexErr error // the first failed per-point index write
+}
+
+// runTuned runs a tuned grid's points in two stages: stage 1 the tuning
+// seeds' points; stage 2 the other seeds at the settings their groups chose
+// (groups still waiting for another shard's tuning runs are left for a later
+// invocation). It returns the number of points tried.
+func (r *gridRunner) runTuned(points []Point) (tried int) {
+	var stage1, rest []Point
+	for _, p := range points {
+		if r.g.Stage(p, nil) == StageTune {
+			stage1 = append(stage1, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	tried = r.run(stage1)
+	choices := r.g.Choices(r.opts.OutDir)
+	var stage2 []Point
+	for _, p := range rest {
+		switch r.g.Stage(p, choices) {
+		case StageChosen:
+			stage2 = append(stage2, p)
+		case StageNotChosen:
+			r.res.NotChosen++
+		default:
+			r.res.Waiting++
+		}
+	}
+	if r.ctx.Err() == nil {
+		tried += r.run(stage2)
+	}
+	return tried
+}
+
+// run runs the unfinished points of ps, opts.Parallel at once, and returns
+// how many it tried.
+func (r *gridRunner) run(ps []Point) (tried int) {
+	var todo []Point
+	for _, p := range ps {
+		if _, ok := Finished(r.opts.OutDir, p); ok {
+			r.res.Skipped++
+		} else {
+			todo = append(todo, p)
+		}
+	}
+	jobs := make(chan Point)
+	var wg sync.WaitGroup
+	for w := 0; w < max(1, r.opts.Parallel); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.work(jobs)
+		}()
+	}
+feed:
+	for _, p := range todo {
+		if r.ctx.Err() != nil {
+			break // a worker and the stop may be ready together: stop wins
+		}
+		select {
+		case jobs <- p:
+		case <-r.ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return len(todo)
+}
+
+// work runs the points received from jobs until it is closed.
+func (r *gridRunner) work(jobs <-chan Point) {
+	ev := r.opts.Events
+	for p := range jobs {
+		if r.ctx.Err() != nil {
+			continue // stopped before this point started: it stays pending
+		}
+		if ev != nil {
+			r.mu.Lock()
+			ev.Start(p)
+			r.mu.Unlock()
+		}
+		out, err := runPoint(r.ctx, r.g, p, r.opts, func(rep RoundReport) {
+			if ev != nil {
+				r.mu.Lock()
+				ev.Round(p, rep.Round, rep.Accuracy)
+				r.mu.Unlock()
+			}
+		})
+		r.done(p, out, err)
+	}
+}
+
+// done records a point's outcome, rewrites the index and reports the
+// point's end to the events.
+func (r *gridRunner) done(p Point, out *Outcome, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sum *results.Summary
+	switch {
+	case err == nil && out.AlreadyComplete:
+		r.res.Skipped++ // finished by another process meanwhile
+		sum = &out.Summary
+	case err == nil:
+		r.res.Ran++
+		sum = &out.Summary
+	case errors.Is(err, results.ErrLocked):
+		r.res.Elsewhere++
+	case r.ctx.Err() != nil:
+	default:
+		r.res.Failed++
+		r.failures = append(r.failures, fmt.Errorf("point %d (%s): %w", p.Index+1, p.Label(r.g.Varied), err))
+	}
+	// Keep index.csv current, so a grid killed outright (no chance to
+	// write it at the end) still lists what finished.
+	if ierr := WriteIndex(r.index, r.g, r.opts.OutDir); ierr != nil && r.indexErr == nil {
+		r.indexErr = ierr
+	}
+	if ev := r.opts.Events; ev != nil {
+		ev.Done(p, sum, err)
+	}
 }
 
 // runPoint runs one point, recording a failure in its folder.

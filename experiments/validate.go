@@ -147,6 +147,33 @@ func (l Limits) Validate(c *Config, src *Source) error {
 	c.Aggregator.Validate(c.aggregatorRun(), func(key, format string, args ...any) { add("aggregator."+key, format, args...) })
 	positive("aggregator.clip", c.Aggregator.Clip)
 
+	c.validatePrivacy(add, oneOf, l, src)
+	oneOf("server.optimizer", c.Server.Optimizer, aggregators.ServerOptimizerNames())
+	if c.AGD() {
+		c.validateAGD(add)
+	} else {
+		positive("server.lr", c.Server.LR)
+	}
+	if c.Server.Momentum < 0 || c.Server.Momentum >= 1 {
+		add("server.momentum", "%v must be in [0, 1)", c.Server.Momentum)
+	}
+	c.validateOptimizer(add)
+	c.validateSchedule(add, oneOf)
+	c.validateAudit(add, oneOf, src)
+	if c.Rounds > 0 || src.Line("eval.every") > 0 {
+		positiveInt("eval.every", c.Eval.Every) // (its default is rounds/20)
+	}
+	positiveInt("eval.batch", c.Eval.Batch)
+	if v := c.Eval.Validation; !(v >= 0 && v < 1) {
+		add("eval.validation", "%v must be in [0, 1) (the share of the test set held out for validation)", v)
+	}
+	c.validateMemory(add, l)
+	return errors.Join(errs...)
+}
+
+// validatePrivacy checks the privacy section: the target ε or the noise
+// multiplier (one of them), δ, the accountant and the population scale.
+func (c *Config) validatePrivacy(add addFunc, oneOf oneOfFunc, l Limits, src *Source) {
 	nm, eps := c.Aggregator.NoiseMultiplier, c.Privacy.Epsilon
 	switch {
 	case nm == nil && eps == nil:
@@ -185,27 +212,6 @@ func (l Limits) Validate(c *Config, src *Source) error {
 	if a := newAccountant(c.Privacy.Accountant); a != nil && c.Participation.Kind.Sampled() && a.Supports(sampledGaussian) != nil {
 		add("privacy.accountant", "%s cannot account Poisson sampling (use rdp or pld)", c.Privacy.Accountant)
 	}
-	oneOf("server.optimizer", c.Server.Optimizer, aggregators.ServerOptimizerNames())
-	if c.AGD() {
-		c.validateAGD(add)
-	} else {
-		positive("server.lr", c.Server.LR)
-	}
-	if c.Server.Momentum < 0 || c.Server.Momentum >= 1 {
-		add("server.momentum", "%v must be in [0, 1)", c.Server.Momentum)
-	}
-	c.validateOptimizer(add)
-	c.validateSchedule(add, oneOf)
-	c.validateAudit(add, oneOf, src)
-	if c.Rounds > 0 || src.Line("eval.every") > 0 {
-		positiveInt("eval.every", c.Eval.Every) // (its default is rounds/20)
-	}
-	positiveInt("eval.batch", c.Eval.Batch)
-	if v := c.Eval.Validation; !(v >= 0 && v < 1) {
-		add("eval.validation", "%v must be in [0, 1) (the share of the test set held out for validation)", v)
-	}
-	c.validateMemory(add, l)
-	return errors.Join(errs...)
 }
 
 // nameProblem says why name cannot name a run folder ("" when it can): it

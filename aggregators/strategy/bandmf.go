@@ -339,94 +339,17 @@ const bandChunk = 64
 // lossGrad returns tr(AᵀA X⁻¹) = ‖A C⁻¹‖²_F and, if g != nil, accumulates
 // G = (A X⁻¹)ᵀ(A X⁻¹) on the band into g (g[i*bw+t] = G_{i,i−bw+1+t}).
 func (p *bandProblem) lossGrad(f *bandFactor, g []float64) float64 {
-	n, bw := p.n, p.bw
 	workers := min(runtime.GOMAXPROCS(0), 2)
 	// Static interleaved partition of the rows and a fixed reduction order:
 	// the result does not depend on scheduling (reproducible optimizations).
 	var wg sync.WaitGroup
 	totals := make([]float64, workers)
 	grads := make([][]float64, workers)
-	impl := blas64.Implementation()
 	for wk := 0; wk < workers; wk++ {
 		wg.Add(1)
 		go func(wk int) {
 			defer wg.Done()
-			y := make([]float64, n)
-			z := make([]float64, n)
-			var lg []float64
-			if g != nil {
-				lg = make([]float64, n*bw)
-			}
-			loc := 0.0
-			r := n - 1 - wk
-			if useAVX2 && bw > 1 && !p.plain {
-				// Four rows at a time (rows4), G updated once per chunk
-				// of bandChunk rows (bandGram): bit-identical.
-				var ys [4][]float64
-				for q := range ys {
-					ys[q] = make([]float64, n)
-				}
-				var zbuf []float64
-				zs := make([][]float64, 0, bandChunk)
-				if g != nil {
-					zbuf = make([]float64, bandChunk*n)
-				}
-				for r-3*workers >= 0 {
-					zs = zs[:0]
-					for len(zs) < bandChunk && r-3*workers >= 0 {
-						var z4 *[4][]float64
-						if g != nil {
-							k := len(zs)
-							z4 = &[4][]float64{zbuf[k*n : (k+1)*n], zbuf[(k+1)*n : (k+2)*n], zbuf[(k+2)*n : (k+3)*n], zbuf[(k+3)*n : (k+4)*n]}
-							zs = append(zs, z4[:]...)
-						} else {
-							zs = append(zs, nil, nil, nil, nil)
-						}
-						loc = p.rows4(f, [4]int{r, r - workers, r - 2*workers, r - 3*workers}, &ys, z4, loc)
-						r -= 4 * workers
-					}
-					if g != nil {
-						p.bandGram(lg, zs)
-					}
-				}
-			}
-			for ; r >= 0; r -= workers {
-				a := p.a[r*n : r*n+r+1]
-				// y C = a, y_j = (a_j − Σ_{d≥1} y_{j+d} C_{j+d,j}) / C_jj.
-				for j := range y {
-					y[j] = 0
-				}
-				for j := r; j >= 0; j-- {
-					m := min(r, j+bw-1) - j
-					s := a[j]
-					if m > 0 {
-						s -= impl.Ddot(m, y[j+1:], 1, f.cc[j*bw+1:], 1)
-					}
-					y[j] = s / f.cc[j*bw]
-					loc += float64(y[j] * y[j]) // float64: never fused (any GOAMD64), as rows4
-				}
-				if g == nil {
-					continue
-				}
-				// z Cᵀ = y: z_j = (y_j − Σ_{i<j} C_ji z_i) / C_jj.
-				for j := 0; j < n; j++ {
-					off := max(0, bw-1-j)
-					s := y[j]
-					if m := bw - 1 - off; m > 0 {
-						s -= impl.Ddot(m, f.rr[j*bw+off:], 1, z[j-bw+1+off:], 1)
-					}
-					z[j] = s / f.rr[j*bw+bw-1]
-				}
-				// G_{i,i−bw+1+t} += z_i z_{i−bw+1+t}.
-				for i := 0; i < n; i++ {
-					off := max(0, bw-1-i)
-					if m := bw - 1 - off; m > 0 && z[i] != 0 {
-						impl.Daxpy(m, z[i], z[i-bw+1+off:], 1, lg[i*bw+off:], 1)
-					}
-					lg[i*bw+bw-1] += float64(z[i] * z[i]) // diagonal G_ii (for scaling)
-				}
-			}
-			totals[wk], grads[wk] = loc, lg
+			totals[wk], grads[wk] = p.lossGradRows(f, g != nil, wk, workers)
 		}(wk)
 	}
 	wg.Wait()
@@ -440,6 +363,88 @@ func (p *bandProblem) lossGrad(f *bandFactor, g []float64) float64 {
 		}
 	}
 	return total
+}
+
+// lossGradRows is worker wk of workers in lossGrad: it runs over rows
+// n−1−wk, n−1−wk−workers, … and returns their part of the loss and, if
+// grad, of G on the band (nil otherwise).
+func (p *bandProblem) lossGradRows(f *bandFactor, grad bool, wk, workers int) (loc float64, lg []float64) {
+	n, bw := p.n, p.bw
+	impl := blas64.Implementation()
+	y := make([]float64, n)
+	z := make([]float64, n)
+	if grad {
+		lg = make([]float64, n*bw)
+	}
+	r := n - 1 - wk
+	if useAVX2 && bw > 1 && !p.plain {
+		// Four rows at a time (rows4), G updated once per chunk
+		// of bandChunk rows (bandGram): bit-identical.
+		var ys [4][]float64
+		for q := range ys {
+			ys[q] = make([]float64, n)
+		}
+		var zbuf []float64
+		zs := make([][]float64, 0, bandChunk)
+		if grad {
+			zbuf = make([]float64, bandChunk*n)
+		}
+		for r-3*workers >= 0 {
+			zs = zs[:0]
+			for len(zs) < bandChunk && r-3*workers >= 0 {
+				var z4 *[4][]float64
+				if grad {
+					k := len(zs)
+					z4 = &[4][]float64{zbuf[k*n : (k+1)*n], zbuf[(k+1)*n : (k+2)*n], zbuf[(k+2)*n : (k+3)*n], zbuf[(k+3)*n : (k+4)*n]}
+					zs = append(zs, z4[:]...)
+				} else {
+					zs = append(zs, nil, nil, nil, nil)
+				}
+				loc = p.rows4(f, [4]int{r, r - workers, r - 2*workers, r - 3*workers}, &ys, z4, loc)
+				r -= 4 * workers
+			}
+			if grad {
+				p.bandGram(lg, zs)
+			}
+		}
+	}
+	for ; r >= 0; r -= workers {
+		a := p.a[r*n : r*n+r+1]
+		// y C = a, y_j = (a_j − Σ_{d≥1} y_{j+d} C_{j+d,j}) / C_jj.
+		for j := range y {
+			y[j] = 0
+		}
+		for j := r; j >= 0; j-- {
+			m := min(r, j+bw-1) - j
+			s := a[j]
+			if m > 0 {
+				s -= impl.Ddot(m, y[j+1:], 1, f.cc[j*bw+1:], 1)
+			}
+			y[j] = s / f.cc[j*bw]
+			loc += float64(y[j] * y[j]) // float64: never fused (any GOAMD64), as rows4
+		}
+		if !grad {
+			continue
+		}
+		// z Cᵀ = y: z_j = (y_j − Σ_{i<j} C_ji z_i) / C_jj.
+		for j := 0; j < n; j++ {
+			off := max(0, bw-1-j)
+			s := y[j]
+			if m := bw - 1 - off; m > 0 {
+				s -= impl.Ddot(m, f.rr[j*bw+off:], 1, z[j-bw+1+off:], 1)
+			}
+			z[j] = s / f.rr[j*bw+bw-1]
+		}
+		// G_{i,i−bw+1+t} += z_i z_{i−bw+1+t}.
+		for i := 0; i < n; i++ {
+			off := max(0, bw-1-i)
+			if m := bw - 1 - off; m > 0 && z[i] != 0 {
+				impl.Daxpy(m, z[i], z[i-bw+1+off:], 1, lg[i*bw+off:], 1)
+			}
+			lg[i*bw+bw-1] += float64(z[i] * z[i]) // diagonal G_ii (for scaling)
+		}
+	}
+	return loc, lg
 }
 
 // xFromParams fills the band storage of X from the parameters.

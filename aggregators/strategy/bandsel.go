@@ -96,13 +96,33 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 	// K = Rᵀ X R on the band: K_ij = Σ_{a∈[i,i+q]} Σ_{b∈[j,j+q]} R_ai X_ab R_bj
 	// (i ≥ j, i − j ≤ m), with X_ab = 0 for |a − b| ≥ bw, formed into l
 	// (factored in place below), with S̄'s and L̄'s start if gb != nil.
-	l, s := e.l, e.s
 	e.xs, e.gb = xs, gb
 	if m >= parMinRows {
 		e.pair.start()
 		defer e.pair.stop()
 	}
 	e.parRows(phaseK, n)
+	if !e.cholesky() {
+		return math.Inf(1)
+	}
+	loss := e.selectedInverse()
+	if gb == nil {
+		return loss
+	}
+	e.reverseSelected()
+	e.reverseCholesky()
+	// H = K⁻² on the band: H_ij = −K̄_ij/2 (i ≠ j, stored once), H_ii = −K̄_ii.
+	// G = R H Rᵀ on X's band: G_ab = Σ_{i∈[a−q,a]} Σ_{j∈[b−q,b]} R_ai H_ij R_bj,
+	// |i − j| ≤ m always.
+	// q = 1: i ∈ {a−1, a}, j ∈ {b−1, b}, in the order of the general sums.
+	e.parRows(phaseG, n)
+	e.pair.stop()
+	return loss
+}
+
+// cholesky factors K = L Lᵀ in place (eval's first step); false if K is
+// not positive definite.
+func (e *selEval) cholesky() bool {
 	// Cholesky K = L Lᵀ, right-looking: column j of L from the current
 	// trailing matrix, then the rank-one update of the next m rows (the
 	// window). Products are converted to float64 before they are added
@@ -120,13 +140,13 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 	// reads them contiguously. The other passes do the same for S (from
 	// sc), K̄ (from kc) and S̄ (into sbc): the goroutine that owns a row
 	// writes its entries, and the steps read and write columns contiguously.
-	y := e.y
-	lc, sc := e.lc, e.sc
+	n, m := e.n, e.m
+	l, lc := e.l, e.lc
 	for j := 0; j < n; j++ {
 		bj := e.base(j)
 		v := l[bj+j]
 		if !(v > 0) {
-			return math.Inf(1)
+			return false
 		}
 		ljj := math.Sqrt(v)
 		l[bj+j] = ljj
@@ -140,9 +160,17 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 		}
 		e.par(phaseChol, j, cnt)
 	}
+	return true
+}
+
+// selectedInverse forms S = K⁻¹ on the band from L (eval's second step)
+// and returns its trace, the loss.
+func (e *selEval) selectedInverse() float64 {
 	// Selected inversion, j = n−1 … 0: with w = L_{j+1…j+m, j} and W the
 	// window S_{j+1…j+m, j+1…j+m}, S_{·,j} = −W w / L_jj below the diagonal
 	// and S_jj = (1/L_jj − w·S_{·,j}) / L_jj.
+	n, m := e.n, e.m
+	l, s, y, lc, sc := e.l, e.s, e.y, e.lc, e.sc
 	loss := 0.0
 	for j := n - 1; j >= 0; j-- {
 		cnt := e.window(j)
@@ -163,11 +191,16 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 		s[e.base(j)+j] = sjj
 		loss += sjj
 	}
-	if gb == nil {
-		return loss
-	}
+	return loss
+}
+
+// reverseSelected is the reverse mode of selectedInverse: from S̄ it
+// accumulates L̄ (eval's gradient, first step).
+func (e *selEval) reverseSelected() {
 	// Reverse mode: S̄ = ∂loss/∂S (S_jj̄ = 1), then L̄, then K̄.
 	// S̄ = I and L̄ = 0 at the start: set by the K pass.
+	n, m := e.n, e.m
+	l, lc, sc := e.l, e.lc, e.sc
 	sb, lb, wb, yb := e.sb, e.lb, e.wb, e.yb
 	lbc, sbc := e.lbc, e.sbc
 	for j := 0; j < n; j++ {
@@ -199,10 +232,17 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 		e.par(phaseRev, j, cnt)
 		copy(lbc[j*m:j*m+cnt], wb[:cnt]) // L̄ below the diagonal: only this step adds to column j
 	}
+}
+
+// reverseCholesky is the reverse mode of cholesky: from L̄ it accumulates
+// K̄ (eval's gradient, second step).
+func (e *selEval) reverseCholesky() {
 	// Reverse Cholesky, j = n−1 … 0, accumulating K̄ into k (K is no
 	// longer needed). The update A_ik −= L_ij L_kj of the window passes Ā
 	// through and takes (Ā + Āᵀ)·L_{·j} from L̄_{·j} (a window product as in
 	// the selected inversion); then L_ij = A_ij / L_jj and L_jj = sqrt(A_jj).
+	n, m := e.n, e.m
+	l, y, lc, lb, lbc := e.l, e.y, e.lc, e.lb, e.lbc
 	kb, kc := e.k, e.kc
 	for j := n - 1; j >= 0; j-- {
 		bj := e.base(j)
@@ -223,13 +263,6 @@ func (e *selEval) eval(xs, gb []float64) float64 {
 		}
 		kb[bj+j] = lbar / (2 * ljj)
 	}
-	// H = K⁻² on the band: H_ij = −K̄_ij/2 (i ≠ j, stored once), H_ii = −K̄_ii.
-	// G = R H Rᵀ on X's band: G_ab = Σ_{i∈[a−q,a]} Σ_{j∈[b−q,b]} R_ai H_ij R_bj,
-	// |i − j| ≤ m always.
-	// q = 1: i ∈ {a−1, a}, j ∈ {b−1, b}, in the order of the general sums.
-	e.parRows(phaseG, n)
-	e.pair.stop()
-	return loss
 }
 
 // kRows forms the rows [lo, hi) of K = Rᵀ X R (xs as in eval) into l, and

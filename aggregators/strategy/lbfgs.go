@@ -66,24 +66,7 @@ func minimizeLBFGS(ctx context.Context, fg func(x, g []float64) float64, x0 []fl
 		if halves {
 			slope = twoLoopHalves(&pair, d, g, s, y, rho, alpha)
 		} else {
-			copy(d, g)
-			for i := len(s) - 1; i >= 0; i-- {
-				alpha[i] = rho[i] * floats.Dot(s[i], d)
-				floats.AddScaled(d, -alpha[i], y[i])
-			}
-			gamma := 1.0
-			if k := len(s) - 1; k >= 0 {
-				gamma = floats.Dot(s[k], y[k]) / floats.Dot(y[k], y[k])
-			} else {
-				gamma = 1 / math.Max(floats.Norm(g, 2), 1e-300)
-			}
-			floats.Scale(gamma, d)
-			for i := range s {
-				beta := rho[i] * floats.Dot(y[i], d)
-				floats.AddScaled(d, alpha[i]-beta, s[i])
-			}
-			floats.Scale(-1, d)
-			slope = floats.Dot(g, d)
+			slope = twoLoop(d, g, s, y, rho, alpha)
 		}
 		if !(slope < 0) {
 			// Not a descent direction: restart from steepest descent.
@@ -92,29 +75,8 @@ func minimizeLBFGS(ctx context.Context, fg func(x, g []float64) float64, x0 []fl
 			floats.Scale(-1/math.Max(floats.Norm(g, 2), 1e-300), d)
 			slope = floats.Dot(g, d)
 		}
-		step := 1.0
-		var fn float64
-		ok := false
-		// The first trial is evaluated with its gradient (it is usually
-		// accepted); the backtracking trials without, and the accepted one
-		// then again with it. fg's value does not depend on whether the
-		// gradient is asked for, so the iterates are those of evaluating
-		// every trial without it.
-		haveGrad := false
-		for ls := 0; ls < 60; ls++ {
-			floats.AddScaledTo(xn, x, step, d)
-			if ls == 0 {
-				fn = fg(xn, gn)
-			} else {
-				fn = fg(xn, nil)
-			}
-			res.evals++
-			if fn <= f+1e-4*step*slope {
-				ok, haveGrad = true, ls == 0
-				break
-			}
-			step *= 0.5
-		}
+		fn, evals, ok, haveGrad := backtrack(fg, x, d, xn, gn, f, slope)
+		res.evals += evals
 		res.iterations = it
 		if !ok {
 			res.converged = true
@@ -164,6 +126,57 @@ func minimizeLBFGS(ctx context.Context, fg func(x, g []float64) float64, x0 []fl
 	}
 	res.x, res.f, res.gradNorm = x, f, floats.Norm(g, 2)
 	return res, nil
+}
+
+// twoLoop is the two-loop recursion of minimizeLBFGS: it writes the
+// direction d = −H g, H the inverse Hessian estimate of the history s, y,
+// rho (alpha is scratch of its length), and returns the slope gᵀd.
+func twoLoop(d, g []float64, s, y [][]float64, rho, alpha []float64) (slope float64) {
+	copy(d, g)
+	for i := len(s) - 1; i >= 0; i-- {
+		alpha[i] = rho[i] * floats.Dot(s[i], d)
+		floats.AddScaled(d, -alpha[i], y[i])
+	}
+	gamma := 1.0
+	if k := len(s) - 1; k >= 0 {
+		gamma = floats.Dot(s[k], y[k]) / floats.Dot(y[k], y[k])
+	} else {
+		gamma = 1 / math.Max(floats.Norm(g, 2), 1e-300)
+	}
+	floats.Scale(gamma, d)
+	for i := range s {
+		beta := rho[i] * floats.Dot(y[i], d)
+		floats.AddScaled(d, alpha[i]-beta, s[i])
+	}
+	floats.Scale(-1, d)
+	return floats.Dot(g, d)
+}
+
+// backtrack is minimizeLBFGS' Armijo line search from x (value f) along d
+// (slope gᵀd): steps 1, ½, ¼, … (at most 60 trials) into xn until one
+// decreases f enough. It returns the accepted trial's value, the number of
+// evaluations of fg, whether a trial was accepted and whether gn holds its
+// gradient. The first trial is evaluated with its gradient (it is usually
+// accepted); the backtracking trials without, and the accepted one then
+// again with it (by the caller). fg's value does not depend on whether the
+// gradient is asked for, so the iterates are those of evaluating every
+// trial without it.
+func backtrack(fg func(x, g []float64) float64, x, d, xn, gn []float64, f, slope float64) (fn float64, evals int, ok, haveGrad bool) {
+	step := 1.0
+	for ls := 0; ls < 60; ls++ {
+		floats.AddScaledTo(xn, x, step, d)
+		if ls == 0 {
+			fn = fg(xn, gn)
+		} else {
+			fn = fg(xn, nil)
+		}
+		evals++
+		if fn <= f+1e-4*step*slope {
+			return fn, evals, true, ls == 0
+		}
+		step *= 0.5
+	}
+	return fn, evals, false, false
 }
 
 // twoLoopHalves is the two-loop recursion of minimizeLBFGS (d = −H g) with

@@ -501,60 +501,6 @@ func (d *meDual) solve(ctx context.Context, o meDualOptions) (*meState, *meEval,
 		dim += n
 	}
 	acc := newAndersonVec(dim, 5)
-	pack := func(blocks []symBlock, t []float64, out []float64) bool {
-		i := 0
-		for _, b := range blocks {
-			lg, ok := blockFn(b, math.Log, true)
-			if !ok {
-				return false
-			}
-			for a := 0; a < b.k; a++ {
-				for c := 0; c <= a; c++ {
-					f := 1.0
-					if a != c {
-						f = math.Sqrt2
-					}
-					out[i] = f * lg.a[a*b.k+c]
-					i++
-				}
-			}
-		}
-		if d.unequal {
-			for j := range t {
-				out[i+j] = math.Log(t[j])
-			}
-		}
-		return true
-	}
-	unpack := func(u []float64) bool {
-		i := 0
-		for c := range st.lam {
-			k := len(d.cls[c])
-			h := symBlock{k: k, a: make([]float64, k*k)}
-			for a := 0; a < k; a++ {
-				for b := 0; b <= a; b++ {
-					f := 1.0
-					if a != b {
-						f = 1 / math.Sqrt2
-					}
-					h.a[a*k+b], h.a[b*k+a] = f*u[i], f*u[i]
-					i++
-				}
-			}
-			e, ok := blockFn(h, math.Exp, false)
-			if !ok {
-				return false
-			}
-			st.lam[c] = e
-		}
-		if d.unequal {
-			for j := range st.t {
-				st.t[j] = math.Exp(u[i+j])
-			}
-			d.normalizeT(st.t)
-		}
-		return true
-	}
 	u := make([]float64, dim)
 	g := make([]float64, dim)
 	var ev *meEval
@@ -589,18 +535,80 @@ func (d *meDual) solve(ctx context.Context, o meDualOptions) (*meState, *meEval,
 		if res <= o.resTol || it >= o.maxIter {
 			break
 		}
-		if !pack(st.lam, st.t, u) || !pack(ev.w, tnew, g) {
+		if !d.pack(st.lam, st.t, u) || !d.pack(ev.w, tnew, g) {
 			return nil, nil, it, errors.New("strategy: multi-epoch dual: multiplier not positive definite")
 		}
 		acc.next(u, g)
-		if !unpack(u) {
+		if !d.unpack(st, u) {
 			acc.reset()
-			if !unpack(g) {
+			if !d.unpack(st, g) {
 				return nil, nil, it, errors.New("strategy: multi-epoch dual: multiplier not positive definite")
 			}
 		}
 	}
 	return st, ev, it, nil
+}
+
+// pack writes the iterate (blocks, t) in solve's log coordinates to out:
+// the lower triangle of each block's matrix logarithm (off-diagonal entries
+// times √2), then log t when the column norms are unequal. false if a block
+// is not positive definite.
+func (d *meDual) pack(blocks []symBlock, t []float64, out []float64) bool {
+	i := 0
+	for _, b := range blocks {
+		lg, ok := blockFn(b, math.Log, true)
+		if !ok {
+			return false
+		}
+		for a := 0; a < b.k; a++ {
+			for c := 0; c <= a; c++ {
+				f := 1.0
+				if a != c {
+					f = math.Sqrt2
+				}
+				out[i] = f * lg.a[a*b.k+c]
+				i++
+			}
+		}
+	}
+	if d.unequal {
+		for j := range t {
+			out[i+j] = math.Log(t[j])
+		}
+	}
+	return true
+}
+
+// unpack sets st from log coordinates u (pack's inverse) and normalizes t.
+// false if a block's exponential fails.
+func (d *meDual) unpack(st *meState, u []float64) bool {
+	i := 0
+	for c := range st.lam {
+		k := len(d.cls[c])
+		h := symBlock{k: k, a: make([]float64, k*k)}
+		for a := 0; a < k; a++ {
+			for b := 0; b <= a; b++ {
+				f := 1.0
+				if a != b {
+					f = 1 / math.Sqrt2
+				}
+				h.a[a*k+b], h.a[b*k+a] = f*u[i], f*u[i]
+				i++
+			}
+		}
+		e, ok := blockFn(h, math.Exp, false)
+		if !ok {
+			return false
+		}
+		st.lam[c] = e
+	}
+	if d.unequal {
+		for j := range st.t {
+			st.t[j] = math.Exp(u[i+j])
+		}
+		d.normalizeT(st.t)
+	}
+	return true
 }
 
 // normalizeT rescales t to sum τ on every class.

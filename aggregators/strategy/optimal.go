@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"dpfl/participation"
@@ -46,15 +47,7 @@ type FixedPointOptions struct {
 // triangular product otherwise. The result keeps X = YᵀY in factored form
 // (Y n×n); X and C, O(n³), are formed on first use (Factorization).
 func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*Factorization, error) {
-	if opts.Gap == 0 {
-		opts.Gap = 1e-6
-	}
-	if opts.MaxIter == 0 {
-		opts.MaxIter = 10000
-	}
-	if opts.Gap < 0 || opts.MaxIter < 0 {
-		panic("strategy: bad fixed-point options")
-	}
+	opts = opts.withDefaults()
 	n := w.N()
 	bd, bs, fast := w.bidiagInverse()
 	fast = fast && !opts.Dense
@@ -64,18 +57,7 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 		gm = w.Gram()
 		m = mat.NewSymDense(n, nil)
 	}
-	// Start: v_i = ‖A e_i‖ = sqrt((AᵀA)_ii).
-	v := make([]float64, n)
-	ar := w.A().RawTriangular()
-	for i := 0; i < n; i++ {
-		for j := 0; j <= i; j++ {
-			a := ar.Data[i*ar.Stride+j]
-			v[j] += a * a
-		}
-	}
-	for i := range v {
-		v[i] = math.Sqrt(v[i])
-	}
+	v := columnNorms(w.A().RawTriangular(), n) // start: v_i = ‖A e_i‖
 	vals := make([]float64, n)
 	q := mat.NewDense(n, n, nil)
 	y := mat.NewDense(n, n, nil)
@@ -89,9 +71,6 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 	}
 	st := Status{Method: method, GradNorm: math.NaN()}
 	primal, dual := math.Inf(1), math.Inf(-1)
-	if opts.Anderson == 0 {
-		opts.Anderson = 5
-	}
 	acc := newAnderson(n, max(opts.Anderson, 1))
 	bestGap := math.Inf(1)
 	for it := 1; ; it++ {
@@ -116,16 +95,11 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 				return nil, err
 			}
 		}
-		for k := range vals {
-			if !(vals[k] > 0) {
-				return nil, fmt.Errorf("strategy: fixed point: V^½AᵀAV^½ has eigenvalue %g ≤ 0", vals[k])
-			}
+		if err := positiveEigenvalues(vals); err != nil {
+			return nil, err
 		}
 		sl, ql := rootsOf(vals)
-		sumV := 0.0
-		for _, x := range v {
-			sumV += x
-		}
+		sumV := sum(v)
 		var sumPhi float64
 		if fast {
 			sumPhi, primal = fastPhiPrimal(phi, q, sl, ql, w.Eta)
@@ -163,16 +137,76 @@ func OptimalSingle(ctx context.Context, w *Workload, opts FixedPointOptions) (*F
 		f.name = "optimal"
 		return f, nil
 	} else {
-		for i := 0; i < n; i++ {
-			row, yr := q.RawRowView(i), y.RawRowView(i)
-			s := 1 / math.Sqrt(phi[i])
-			for k, qx := range row {
-				yr[k] = s * qx * math.Sqrt(math.Sqrt(vals[k]))
-			}
-		}
+		denseY(y, q, phi, vals)
 		form = func() *mat.SymDense { return unitDiag(atb(y.T(), y.T())) }
 	}
 	return factored("optimal", n, form, st), nil
+}
+
+// withDefaults returns o with its zero fields set to their defaults; it
+// panics on a negative Gap or MaxIter.
+func (o FixedPointOptions) withDefaults() FixedPointOptions {
+	if o.Gap == 0 {
+		o.Gap = 1e-6
+	}
+	if o.MaxIter == 0 {
+		o.MaxIter = 10000
+	}
+	if o.Gap < 0 || o.MaxIter < 0 {
+		panic("strategy: bad fixed-point options")
+	}
+	if o.Anderson == 0 {
+		o.Anderson = 5
+	}
+	return o
+}
+
+// columnNorms returns the column norms of the n×n lower triangular a:
+// v_j = ‖A e_j‖ = sqrt((AᵀA)_jj), summed over rows in order.
+func columnNorms(a blas64.Triangular, n int) []float64 {
+	v := make([]float64, n)
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			x := a.Data[i*a.Stride+j]
+			v[j] += x * x
+		}
+	}
+	for i := range v {
+		v[i] = math.Sqrt(v[i])
+	}
+	return v
+}
+
+// positiveEigenvalues reports the first eigenvalue of V^½AᵀAV^½ in vals
+// that is not positive.
+func positiveEigenvalues(vals []float64) error {
+	for k := range vals {
+		if !(vals[k] > 0) {
+			return fmt.Errorf("strategy: fixed point: V^½AᵀAV^½ has eigenvalue %g ≤ 0", vals[k])
+		}
+	}
+	return nil
+}
+
+// sum returns the sum of xs, added in order.
+func sum(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// denseY forms the dense path's Y = Λ^¼ Qᵀ Φ^{-½} into y, row i of y from
+// row i of q (the eigenvectors in its columns), φ in phi and λ in vals.
+func denseY(y, q *mat.Dense, phi, vals []float64) {
+	for i := range phi {
+		row, yr := q.RawRowView(i), y.RawRowView(i)
+		s := 1 / math.Sqrt(phi[i])
+		for k, qx := range row {
+			yr[k] = s * qx * math.Sqrt(math.Sqrt(vals[k]))
+		}
+	}
 }
 
 // fastEig is the eigendecomposition step of the O(n²) path: the eigenvalues
@@ -445,6 +479,29 @@ func (f *Factorization) factoredMetrics(w *Workload) (Metrics, bool) {
 		fro2 += r
 		worst = math.Max(worst, r)
 	}
+	res := sf.residual(n, sl, ql)
+	one := Sensitivity{Value: 1, Exact: true, Method: "max column norm"}
+	return Metrics{
+		Strategy:          f.name,
+		N:                 n,
+		Participation:     participation.Schema{Kind: participation.Single}.String(),
+		Sensitivity:       one,
+		SingleSensitivity: 1,
+		FrobB2:            fro2,
+		Loss:              fro2,
+		RMSE:              math.Sqrt(fro2 / float64(n)),
+		MaxRoundStd:       math.Sqrt(worst),
+		Residual:          res,
+		ResidualEstimated: true,
+		Cost:              Cost{Time: float64(n), Memory: float64(n), Note: denseCostNote},
+	}, true
+}
+
+// residual is factoredMetrics' residual estimate of the factor pair
+// (A Y⁻¹, Y) of size n, from sl = √λ and ql = λ^{-¼} (rootsOf): the
+// root mean of ‖(A Y⁻¹ Y − A) z‖² over factoredResidualProbes Rademacher
+// vectors z (a fixed stream), relative to ‖A‖_F.
+func (sf *singleFactored) residual(n int, sl, ql []float64) float64 {
 	// Residual probes: Y z = Λ^¼ Qᵀ Φ^{-½} z, then Y⁻¹(Y z) = Φ^½ Q Λ^{-¼}(Y z),
 	// compared with z under A.
 	rng := rand.New(rand.NewPCG(0x5eed, 18))
@@ -494,20 +551,5 @@ func (f *Factorization) factoredMetrics(w *Workload) (Metrics, bool) {
 		cum += e * e
 		fa += cum
 	}
-	res := math.Sqrt(num/factoredResidualProbes) / math.Sqrt(fa)
-	one := Sensitivity{Value: 1, Exact: true, Method: "max column norm"}
-	return Metrics{
-		Strategy:          f.name,
-		N:                 n,
-		Participation:     participation.Schema{Kind: participation.Single}.String(),
-		Sensitivity:       one,
-		SingleSensitivity: 1,
-		FrobB2:            fro2,
-		Loss:              fro2,
-		RMSE:              math.Sqrt(fro2 / float64(n)),
-		MaxRoundStd:       math.Sqrt(worst),
-		Residual:          res,
-		ResidualEstimated: true,
-		Cost:              Cost{Time: float64(n), Memory: float64(n), Note: denseCostNote},
-	}, true
+	return math.Sqrt(num/factoredResidualProbes) / math.Sqrt(fa)
 }
