@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -16,6 +15,7 @@ import (
 	"dpfl/aggregators/strategy"
 	"dpfl/experiments"
 	"dpfl/participation"
+	"dpfl/results/regular"
 )
 
 const mechanismUsageHead = `Usage:
@@ -84,36 +84,70 @@ func mechanismNames() string {
 
 // parseMechanism parses the command line; ok is false when the command is
 // done (help, or a usage error already reported, with its exit code).
+// mechanismFlags are dpfl mechanism's flags.
+type mechanismFlags struct {
+	n        *int
+	name     *string
+	bands    *int
+	nu       *float64
+	nuBands  *int
+	memory   *string
+	buffers  *int
+	part     *string
+	k        *int
+	b        *int
+	wl       *string
+	momentum *float64
+	wlFile   *string
+	lrShape  *string
+	warmup   *int
+	cooldown *int
+	finalLR  *float64
+	gap      *float64
+	relTol   *float64
+	maxIter  *int
+	progress *bool
+	cacheDir *string
+	asJSON   *bool
+	maxMem   *float64
+	restart  *int
+}
+
+// defineMechanismFlags defines the flags on fs.
+func defineMechanismFlags(fs *flag.FlagSet) *mechanismFlags {
+	defCache := strategyCache()
+	return &mechanismFlags{
+		n:        fs.Int("n", 0, "number of rounds (required)"),
+		name:     fs.String("strategy", "", mechanismNames()+" (default: compare all)"),
+		bands:    fs.Int("bands", 0, "bands of bandmf and toeplitz (default -b under kb/minsep; required under single)"),
+		nu:       fs.Float64("nu", -1, "nu of nu-ftrl in [0,1) (default: tuned by the prefix-sum loss)"),
+		nuBands:  fs.Int("nu-bands", 0, "truncate nu-ftrl's C to this many Toeplitz coefficients (banded; default: all)"),
+		memory:   fs.String("memory", "", "compare BLT with BandMF at equal noise memory: a comma-separated `list` of vectors kept between rounds (m buffers vs m+1 bands)"),
+		buffers:  fs.Int("buffers", 0, "buffers of blt, at most 64 (default: BandMF's noise memory, bands - 1, at most 8; required under single participation without -bands)"),
+		part:     fs.String("participation", "single", "single, kb ((k,b)-participation) or minsep (b-min-sep, at most k)"),
+		k:        fs.Int("k", 1, "maximum participations (kb, minsep)"),
+		b:        fs.Int("b", 0, "separation between participations (kb, minsep)"),
+		wl:       fs.String("workload", "prefix", "prefix, momentum or identity"),
+		momentum: fs.Float64("momentum", 0.9, "momentum beta of the momentum workload, in [0,1)"),
+		wlFile:   fs.String("workload-file", "", "read the workload matrix A from this text `file` (instead of -workload)"),
+		lrShape:  fs.String("lr-schedule", "constant", "learning-rate schedule of the prefix or momentum workload: constant, linear or cosine"),
+		warmup:   fs.Int("warmup", 0, "rounds of learning-rate warmup (-lr-schedule linear or cosine)"),
+		cooldown: fs.Int("cooldown", 0, "rounds of learning-rate cooldown (-lr-schedule linear or cosine)"),
+		finalLR:  fs.Float64("final-lr", 0.05, "learning-rate factor of the last round after a cooldown, in [0,1]"),
+		gap:      fs.Float64("gap", 1e-6, "target relative duality gap of the optimal fixed point"),
+		relTol:   fs.Float64("reltol", 1e-9, "L-BFGS (bandmf, multi-epoch): stop when the loss improved by less than this (relative) over 20 iterations"),
+		maxIter:  fs.Int("maxiter", 2000, "L-BFGS (bandmf, multi-epoch): maximum iterations"),
+		progress: fs.Bool("progress", false, "print L-BFGS progress to stderr every 25 iterations"),
+		cacheDir: fs.String("cache", defCache, "directory of the optimized-strategy cache (empty: no cache)"),
+		asJSON:   fs.Bool("json", false, "print JSON (one object with -strategy, else an array best first)"),
+		maxMem:   fs.Float64("max-memory", experiments.DefaultMemoryGB, "refuse strategies whose estimated memory is above `GB` (10^9 bytes)"),
+		restart:  fs.Int("restart-every", 0, "restart the tree mechanisms (tree-vanilla, tree-online, tree-full) every `R` rounds, as a run's aggregator.restart_every (restart: epoch is R = b); default: one tree"),
+	}
+}
+
 func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code int, ok bool) {
 	fs := flag.NewFlagSet("mechanism", flag.ContinueOnError)
-	defCache := strategyCache()
-	var (
-		n        = fs.Int("n", 0, "number of rounds (required)")
-		name     = fs.String("strategy", "", mechanismNames()+" (default: compare all)")
-		bands    = fs.Int("bands", 0, "bands of bandmf and toeplitz (default -b under kb/minsep; required under single)")
-		nu       = fs.Float64("nu", -1, "nu of nu-ftrl in [0,1) (default: tuned by the prefix-sum loss)")
-		nuBands  = fs.Int("nu-bands", 0, "truncate nu-ftrl's C to this many Toeplitz coefficients (banded; default: all)")
-		memory   = fs.String("memory", "", "compare BLT with BandMF at equal noise memory: a comma-separated `list` of vectors kept between rounds (m buffers vs m+1 bands)")
-		buffers  = fs.Int("buffers", 0, "buffers of blt, at most 64 (default: BandMF's noise memory, bands - 1, at most 8; required under single participation without -bands)")
-		part     = fs.String("participation", "single", "single, kb ((k,b)-participation) or minsep (b-min-sep, at most k)")
-		k        = fs.Int("k", 1, "maximum participations (kb, minsep)")
-		b        = fs.Int("b", 0, "separation between participations (kb, minsep)")
-		wl       = fs.String("workload", "prefix", "prefix, momentum or identity")
-		momentum = fs.Float64("momentum", 0.9, "momentum beta of the momentum workload, in [0,1)")
-		wlFile   = fs.String("workload-file", "", "read the workload matrix A from this text `file` (instead of -workload)")
-		lrShape  = fs.String("lr-schedule", "constant", "learning-rate schedule of the prefix or momentum workload: constant, linear or cosine")
-		warmup   = fs.Int("warmup", 0, "rounds of learning-rate warmup (-lr-schedule linear or cosine)")
-		cooldown = fs.Int("cooldown", 0, "rounds of learning-rate cooldown (-lr-schedule linear or cosine)")
-		finalLR  = fs.Float64("final-lr", 0.05, "learning-rate factor of the last round after a cooldown, in [0,1]")
-		gap      = fs.Float64("gap", 1e-6, "target relative duality gap of the optimal fixed point")
-		relTol   = fs.Float64("reltol", 1e-9, "L-BFGS (bandmf, multi-epoch): stop when the loss improved by less than this (relative) over 20 iterations")
-		maxIter  = fs.Int("maxiter", 2000, "L-BFGS (bandmf, multi-epoch): maximum iterations")
-		progress = fs.Bool("progress", false, "print L-BFGS progress to stderr every 25 iterations")
-		cacheDir = fs.String("cache", defCache, "directory of the optimized-strategy cache (empty: no cache)")
-		asJSON   = fs.Bool("json", false, "print JSON (one object with -strategy, else an array best first)")
-		maxMem   = fs.Float64("max-memory", experiments.DefaultMemoryGB, "refuse strategies whose estimated memory is above `GB` (10^9 bytes)")
-		restart  = fs.Int("restart-every", 0, "restart the tree mechanisms (tree-vanilla, tree-online, tree-full) every `R` rounds, as a run's aggregator.restart_every (restart: epoch is R = b); default: one tree")
-	)
+	f := defineMechanismFlags(fs)
 	pos, code, ok := parseInterleaved(fs, args, mechanismUsage(), stderr)
 	if !ok {
 		return req, code, false
@@ -127,51 +161,34 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if !(*maxMem > 0) || math.IsInf(*maxMem, 0) {
-		return usageErr("-max-memory %v must be a positive number of GB", *maxMem)
+	if !(*f.maxMem > 0) || math.IsInf(*f.maxMem, 0) {
+		return usageErr("-max-memory %v must be a positive number of GB", *f.maxMem)
 	}
 	var fileWorkload *strategy.Workload
-	if *wlFile != "" {
-		for _, f := range []string{"workload", "momentum", "lr-schedule", "warmup", "cooldown", "final-lr"} {
-			if set[f] {
-				return usageErr("-%s does not apply to -workload-file (the file is the whole workload)", f)
+	if *f.wlFile != "" {
+		for _, other := range []string{"workload", "momentum", "lr-schedule", "warmup", "cooldown", "final-lr"} {
+			if set[other] {
+				return usageErr("-%s does not apply to -workload-file (the file is the whole workload)", other)
 			}
 		}
-		// A FIFO or device would block the open or never end: only
-		// regular files are read, and rows are refused beyond the n
-		// whose smallest strategy fits in -max-memory.
-		if st, err := os.Stat(*wlFile); err == nil && !st.Mode().IsRegular() {
-			return usageErr("-workload-file %s is %s, not a regular file", *wlFile, fileKind(st.Mode()))
-		}
-		f, err := os.Open(*wlFile)
-		if err != nil {
-			return usageErr("-workload-file: %v", err)
-		}
-		maxN := 1
-		for step := 1 << 30; step > 0; step >>= 1 {
-			if strategy.MemoryBytes("identity", maxN+step, 1) <= *maxMem*1e9 {
-				maxN += step
-			}
-		}
-		fileWorkload, err = strategy.ReadWorkloadLimit(f, *wlFile, maxN)
-		f.Close()
-		if err != nil {
-			return usageErr("-workload-file: %s", strings.TrimPrefix(err.Error(), "strategy: "))
+		var err error
+		if fileWorkload, err = readWorkloadFile(*f.wlFile, *f.maxMem); err != nil {
+			return usageErr("%v", err)
 		}
 		if !set["n"] {
-			*n = fileWorkload.N()
-		} else if *n != fileWorkload.N() {
-			return usageErr("-n %d, but the workload in %s is %d×%d", *n, *wlFile, fileWorkload.N(), fileWorkload.N())
+			*f.n = fileWorkload.N()
+		} else if *f.n != fileWorkload.N() {
+			return usageErr("-n %d, but the workload in %s is %d×%d", *f.n, *f.wlFile, fileWorkload.N(), fileWorkload.N())
 		}
-		*wl = "file:" + *wlFile
+		*f.wl = "file:" + *f.wlFile
 	}
-	if *n < 1 {
+	if *f.n < 1 {
 		return usageErr("-n must be a positive number of rounds")
 	}
-	if *name != "" {
-		m, found := aggregators.MechanismName(*name)
+	if *f.name != "" {
+		m, found := aggregators.MechanismName(*f.name)
 		if !found {
-			return usageErr("unknown -strategy %q (want one of %s)", *name, mechanismNames())
+			return usageErr("unknown -strategy %q (want one of %s)", *f.name, mechanismNames())
 		}
 		req.name = m
 	}
@@ -181,44 +198,92 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 	if check == "" {
 		check = "identity"
 	}
-	if need := strategy.MemoryBytes(check, *n, max(*bands, strategy.DefaultBands(*b, *n), 1)); need > *maxMem*1e9 {
+	if need := strategy.MemoryBytes(check, *f.n, max(*f.bands, strategy.DefaultBands(*f.b, *f.n), 1)); need > *f.maxMem*1e9 {
 		return usageErr("-n %d: %s needs an estimated %.3g GB of memory (dense %d×%d matrices), above the limit of %g GB (-max-memory)",
-			*n, check, need/1e9, *n, *n, *maxMem)
+			*f.n, check, need/1e9, *f.n, *f.n, *f.maxMem)
 	}
-	if *memory != "" {
+	if *f.memory != "" {
 		if req.name.Strategy != "" || set["buffers"] || set["bands"] {
 			return usageErr("-memory compares blt with bandmf itself: no -strategy, -buffers or -bands")
 		}
-		for _, f := range strings.Split(*memory, ",") {
-			m, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || m < 1 || m >= *n { // m >= n, not m+1 > n: m+1 overflows at the largest int
-				return usageErr("-memory %q: want positive integers below n (vectors kept between rounds)", *memory)
-			}
-			if m > strategy.BLTMaxBuffers {
-				return usageErr("-memory %d: blt takes at most %d buffers", m, strategy.BLTMaxBuffers)
-			}
-			req.memories = append(req.memories, m)
+		var msg string
+		if req.memories, msg = parseMemories(*f.memory, *f.n); msg != "" {
+			return usageErr("%s", msg)
 		}
 	}
-	sched := aggregators.LRSchedule{Rounds: *n, Warmup: *warmup, Cooldown: *cooldown, Final: *finalLR}
-	p, w, msg := mechanismSetting(*part, *k, *b, *wl, *n, *momentum, *lrShape, sched, set)
+	sched := aggregators.LRSchedule{Rounds: *f.n, Warmup: *f.warmup, Cooldown: *f.cooldown, Final: *f.finalLR}
+	p, w, msg := mechanismSetting(*f.part, *f.k, *f.b, *f.wl, *f.n, *f.momentum, *f.lrShape, sched, set)
 	if fileWorkload != nil && msg == "" {
 		w = fileWorkload
 	}
 	if msg == "" {
-		msg = checkMechanismFlags(req.name, p, set, *name, *n, *nu, *nuBands, *bands, *buffers, *gap, *relTol, *maxIter)
+		msg = checkMechanismFlags(req.name, p, set, *f.name, *f.n, *f.nu, *f.nuBands, *f.bands, *f.buffers, *f.gap, *f.relTol, *f.maxIter)
 	}
-	if msg == "" && set["restart-every"] && (*restart < 1 || *restart > *n) {
+	if msg == "" && set["restart-every"] && (*f.restart < 1 || *f.restart > *f.n) {
 		msg = "-restart-every must be in [1, n]"
 	}
 	if msg == "" && set["restart-every"] && req.name.Strategy != "" && !strings.HasPrefix(req.name.Strategy, "tree") {
-		msg = fmt.Sprintf("-restart-every applies only to the tree mechanisms, not -strategy %s", *name)
+		msg = fmt.Sprintf("-restart-every applies only to the tree mechanisms, not -strategy %s", *f.name)
 	}
 	if msg != "" {
 		return usageErr("%s", msg)
 	}
-	lbfgs := strategy.LBFGSOptions{RelTol: *relTol, MaxIter: *maxIter}
-	if *progress {
+	lbfgs := lbfgsOptions(*f.relTol, *f.maxIter, *f.progress, stderr)
+	req.cfg = strategy.Config{Workload: w, Participation: p, Bands: *f.bands, Nu: *f.nu, NuBands: *f.nuBands, Buffers: *f.buffers, Gap: *f.gap, LBFGS: lbfgs, MemoryLimit: *f.maxMem * 1e9, RestartEvery: *f.restart}
+	if *f.cacheDir != "" {
+		req.cfg.Cache = &strategy.Cache{Dir: *f.cacheDir, Warn: func(err error) {
+			fmt.Fprintf(stderr, "dpfl mechanism: warning: %s\n", oneLine(err))
+		}}
+	}
+	req.workload, req.json = workloadLabel(*f.wl, *f.momentum, *f.lrShape, sched), *f.asJSON
+	return req, exitOK, true
+}
+
+// readWorkloadFile reads -workload-file. A FIFO or device would block the
+// open or never end: only regular files are read (package regular), and
+// rows are refused beyond the n whose smallest strategy fits in maxMemGB.
+// Its errors are the usage message.
+func readWorkloadFile(path string, maxMemGB float64) (*strategy.Workload, error) {
+	f, _, err := regular.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("-workload-file: %v", err)
+	}
+	defer f.Close()
+	maxN := 1
+	for step := 1 << 30; step > 0; step >>= 1 {
+		if strategy.MemoryBytes("identity", maxN+step, 1) <= maxMemGB*1e9 {
+			maxN += step
+		}
+	}
+	w, err := strategy.ReadWorkloadLimit(f, path, maxN)
+	if err != nil {
+		return nil, fmt.Errorf("-workload-file: %s", strings.TrimPrefix(err.Error(), "strategy: "))
+	}
+	return w, nil
+}
+
+// parseMemories parses -memory, a list of noise-vector counts below n; a
+// non-empty message is the usage error.
+func parseMemories(memory string, n int) ([]int, string) {
+	var out []int
+	for _, f := range strings.Split(memory, ",") {
+		m, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || m < 1 || m >= n { // m >= n, not m+1 > n: m+1 overflows at the largest int
+			return nil, fmt.Sprintf("-memory %q: want positive integers below n (vectors kept between rounds)", memory)
+		}
+		if m > strategy.BLTMaxBuffers {
+			return nil, fmt.Sprintf("-memory %d: blt takes at most %d buffers", m, strategy.BLTMaxBuffers)
+		}
+		out = append(out, m)
+	}
+	return out, ""
+}
+
+// lbfgsOptions are the optimizers' options of -reltol and -maxiter, with
+// -progress lines on stderr.
+func lbfgsOptions(relTol float64, maxIter int, progress bool, stderr io.Writer) strategy.LBFGSOptions {
+	lbfgs := strategy.LBFGSOptions{RelTol: relTol, MaxIter: maxIter}
+	if progress {
 		lbfgs.Progress = func(it int, loss float64) {
 			if it%25 == 0 {
 				fmt.Fprintf(stderr, "dpfl mechanism: L-BFGS iteration %d: tr(A^T A X^-1) = %.10g\n", it, loss)
@@ -230,14 +295,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 			}
 		}
 	}
-	req.cfg = strategy.Config{Workload: w, Participation: p, Bands: *bands, Nu: *nu, NuBands: *nuBands, Buffers: *buffers, Gap: *gap, LBFGS: lbfgs, MemoryLimit: *maxMem * 1e9, RestartEvery: *restart}
-	if *cacheDir != "" {
-		req.cfg.Cache = &strategy.Cache{Dir: *cacheDir, Warn: func(err error) {
-			fmt.Fprintf(stderr, "dpfl mechanism: warning: %s\n", oneLine(err))
-		}}
-	}
-	req.workload, req.json = workloadLabel(*wl, *momentum, *lrShape, sched), *asJSON
-	return req, exitOK, true
+	return lbfgs
 }
 
 // workloadLabel names the workload in outputs: its -workload name, with
@@ -608,19 +666,4 @@ func memoryComparison(ctx context.Context, req mechanismRequest, stdout, stderr 
 		}
 	}
 	return exitOK
-}
-
-// fileKind names what a path that is not a regular file is.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a file"
 }

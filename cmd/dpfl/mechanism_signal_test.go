@@ -55,12 +55,12 @@ func TestMechanismWorkloadFileNotRegular(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip("no named pipes here:", err)
 	}
-	for path, kind := range map[string]string{fifo: "a named pipe", dir: "a directory", "/dev/null": "a device"} {
+	for path, kind := range map[string]string{fifo: "a named pipe", dir: "a folder", "/dev/null": "a device"} {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			code, _, errs := runMechanism(t, "-workload-file", path, "-cache", "")
-			if code != 2 || !strings.Contains(errs, "-workload-file "+path+" is "+kind+", not a regular file") {
+			if code != 2 || !strings.Contains(errs, "-workload-file: "+path+" is not a regular file ("+kind+")") {
 				t.Errorf("%s: exit %d %q", path, code, errs)
 			}
 		}()

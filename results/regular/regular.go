@@ -10,7 +10,7 @@
 // writer (O_NONBLOCK, which regular files ignore), and the opened file is
 // checked again, since the path may have been replaced in between. Errors
 // name the path and carry no package prefix: callers add theirs. A missing
-// file is the *os.PathError of os.Stat (os.IsNotExist holds).
+// file is an *os.PathError, as os.Open's (os.IsNotExist holds).
 //
 // Package regular imports only the standard library.
 package regular
@@ -59,6 +59,9 @@ func mode(path string, m fs.FileMode) error {
 func Open(path string) (*os.File, int64, error) {
 	st, err := os.Stat(path)
 	if err != nil {
+		if pe, ok := err.(*fs.PathError); ok {
+			pe.Op = "open" // as os.Open says it
+		}
 		return nil, 0, err
 	}
 	if err := mode(path, st.Mode()); err != nil {
