@@ -16,9 +16,14 @@ const plotUsage = `Usage:
   dpfl plot [flags] RESULTS_DIR
   dpfl plot RUN_DIR
 
-Given a run folder with an audit.json (a run with audit.canaries), draws the
+Given a run folder (summary.json, metrics.csv), draws its learning curve
+(test accuracy and loss against round) into RUN_DIR/run_learning_curve.png,
+epsilon against round (labelled with its accountant and delta) into
+run_epsilon.png, and, with a participation.json, the number of clients
+against their participations into run_participation.png; each also as a PDF
+(.pdf), the PNGs at 300 dpi. A run with audit.canaries also gets the
 histograms of the inserted and held-out canaries' statistics for each threat
-model into RUN_DIR/audit_final-model.png and audit_every-round.png.
+model in audit_final-model.png and audit_every-round.png.
 
 Plots a grid's results (RESULTS_DIR/index.csv, written by dpfl grid): y
 against x with one series per -by value. Each point takes the hyperparameters
@@ -50,12 +55,12 @@ func cmdPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "dpfl plot: want exactly one RESULTS_DIR argument")
 		return exitUsage
 	}
-	if figures.HasAudit(dirs[0]) && !hasIndex(dirs[0]) {
+	if (figures.IsRun(dirs[0]) || figures.HasAudit(dirs[0])) && !hasIndex(dirs[0]) {
 		if *out != "" {
-			fmt.Fprintln(stderr, "dpfl plot: -o is for a grid's folder; a run folder's audit histograms are written into it")
+			fmt.Fprintln(stderr, "dpfl plot: -o is for a grid's folder; a run folder's figures are written into it")
 			return exitUsage
 		}
-		paths, err := figures.WriteAudit(dirs[0])
+		paths, err := runFigures(dirs[0])
 		if err != nil {
 			fmt.Fprintf(stderr, "dpfl plot: %v\n", oneLine(err))
 			return exitFailure
@@ -89,6 +94,16 @@ func cmdPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, strings.Join(paths, "\n"))
 	return exitOK
+}
+
+// runFigures draws a run folder's figures: its learning curve, ε and
+// participation figures when it has a metrics.csv, and its canary
+// histograms when it has an audit.json.
+func runFigures(dir string) ([]string, error) {
+	if figures.IsRun(dir) {
+		return figures.WriteRun(dir)
+	}
+	return figures.WriteAudit(dir)
 }
 
 // hasIndex reports whether dir holds a grid's index.csv.

@@ -1,0 +1,325 @@
+package figures
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+
+	"dpfl/results"
+)
+
+// Figures written by WriteRun into a run folder, each as NAME.png (300 dpi)
+// and NAME.pdf.
+const (
+	RunCurveFigure         = "run_learning_curve"
+	RunEpsilonFigure       = "run_epsilon"
+	RunParticipationFigure = "run_participation"
+	runDPI                 = 300
+)
+
+// okabeIto is the Okabe-Ito colour-blind-safe palette (without black).
+var okabeIto = []color.RGBA{
+	{R: 0, G: 114, B: 178, A: 255},   // blue
+	{R: 213, G: 94, B: 0, A: 255},    // vermillion
+	{R: 0, G: 158, B: 115, A: 255},   // bluish green
+	{R: 204, G: 121, B: 167, A: 255}, // reddish purple
+	{R: 230, G: 159, B: 0, A: 255},   // orange
+	{R: 86, G: 180, B: 233, A: 255},  // sky blue
+}
+
+// IsRun reports whether dir is a run folder (it has a metrics.csv).
+func IsRun(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "metrics.csv"))
+	return err == nil
+}
+
+// runMetrics is metrics.csv's columns, by header name, as numbers (NaN for
+// an empty cell).
+type runMetrics struct {
+	header []string
+	cols   map[string][]float64
+}
+
+func readRunMetrics(dir string) (*runMetrics, error) {
+	path := filepath.Join(dir, "metrics.csv")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("figures: %w", err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("figures: %s: %w", path, err)
+	}
+	if len(rows) < 2 {
+		return nil, fmt.Errorf("figures: %s has no rounds", path)
+	}
+	m := &runMetrics{header: rows[0], cols: map[string][]float64{}}
+	for _, r := range rows[1:] {
+		for i, h := range rows[0] {
+			v := math.NaN()
+			if i < len(r) && r[i] != "" {
+				if x, err := strconv.ParseFloat(r[i], 64); err == nil {
+					v = x
+				}
+			}
+			m.cols[h] = append(m.cols[h], v)
+		}
+	}
+	if m.cols["round"] == nil {
+		return nil, fmt.Errorf("figures: %s has no round column", path)
+	}
+	return m, nil
+}
+
+// xy pairs round with column col, skipping missing and non-finite values.
+func (m *runMetrics) xy(col string) plotter.XYs {
+	var pts plotter.XYs
+	for i, r := range m.cols["round"] {
+		if v := m.cols[col][i]; !math.IsNaN(v) && !math.IsInf(v, 0) && !math.IsNaN(r) {
+			pts = append(pts, plotter.XY{X: r, Y: v})
+		}
+	}
+	return pts
+}
+
+// epsilonColumn returns metrics.csv's ε column and its label: the
+// accountant, δ and scope from the column name ("epsilon[exact-gdp;
+// delta=1e-05;whole_run]"), else from summary.json.
+func (m *runMetrics) epsilonColumn(dir string) (string, string) {
+	for _, h := range m.header {
+		if h != "epsilon" && !strings.HasPrefix(h, "epsilon[") {
+			continue
+		}
+		parts := strings.Split(strings.TrimSuffix(strings.TrimPrefix(h, "epsilon["), "]"), ";")
+		if h == "epsilon" {
+			var s struct {
+				Method string   `json:"epsilon_method"`
+				Delta  *float64 `json:"delta"`
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil && json.Unmarshal(b, &s) == nil {
+				parts = []string{s.Method}
+				if s.Delta != nil {
+					parts = append(parts, "delta="+strconv.FormatFloat(*s.Delta, 'g', -1, 64))
+				}
+			} else {
+				parts = nil
+			}
+		}
+		var lab []string
+		for _, p := range parts {
+			if d, ok := strings.CutPrefix(p, "delta="); ok {
+				p = "δ = " + d
+			}
+			if p != "" {
+				lab = append(lab, strings.ReplaceAll(p, "_", " "))
+			}
+		}
+		if len(lab) == 0 {
+			return h, "ε"
+		}
+		return h, "ε (" + strings.Join(lab, ", ") + ")"
+	}
+	return "", ""
+}
+
+// WriteRun draws a run folder's figures: the learning curve (test accuracy
+// and loss against round), ε against round when metrics.csv has it, the
+// histogram of participations per client when participation.json is
+// present, and a run with canaries' audit histograms. Each figure is
+// written atomically as a 300 dpi PNG and a PDF; it returns the paths.
+func WriteRun(dir string) ([]string, error) {
+	m, err := readRunMetrics(dir)
+	if err != nil {
+		return nil, err
+	}
+	name := filepath.Base(filepath.Clean(dir))
+	var paths []string
+	save := func(base string, w, h vg.Length, drawFn func(draw.Canvas)) error {
+		ps, err := saveBoth(filepath.Join(dir, base), w, h, drawFn)
+		paths = append(paths, ps...)
+		return err
+	}
+	curve, err := learningCurve(m, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := save(RunCurveFigure, 6*vg.Inch, 5*vg.Inch, curve); err != nil {
+		return nil, err
+	}
+	if col, lab := m.epsilonColumn(dir); col != "" && len(m.xy(col)) > 0 {
+		p := linePlot("privacy spent, "+name, "round", lab)
+		if err := addSeries(p, m.xy(col), 0, ""); err != nil {
+			return nil, err
+		}
+		if err := save(RunEpsilonFigure, 6*vg.Inch, 3.5*vg.Inch, p.Draw); err != nil {
+			return nil, err
+		}
+	}
+	p, err := participationPlot(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		if err := save(RunParticipationFigure, 6*vg.Inch, 3.5*vg.Inch, p.Draw); err != nil {
+			return nil, err
+		}
+	}
+	if HasAudit(dir) {
+		ps, err := WriteAudit(dir)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, ps...)
+	}
+	return paths, nil
+}
+
+// linePlot is an empty plot with a grid and the given labels.
+func linePlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(11)
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// addSeries adds a line with markers in palette colour i and a distinct
+// glyph; a non-empty name goes into the legend.
+func addSeries(p *plot.Plot, pts plotter.XYs, i int, name string) error {
+	l, s, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return fmt.Errorf("figures: %w", err)
+	}
+	glyphs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
+	c := okabeIto[i%len(okabeIto)]
+	l.Color, l.Width = c, vg.Points(1.5)
+	s.Color, s.Shape, s.Radius = c, glyphs[i%len(glyphs)], vg.Points(2.5)
+	if len(pts) > 60 {
+		s.Radius = vg.Points(1.2)
+	}
+	p.Add(l, s)
+	if name != "" {
+		p.Legend.Add(name, l, s)
+	}
+	return nil
+}
+
+// learningCurve draws test accuracy above test loss, on a shared round axis
+// (train loss beside test loss when metrics.csv has it).
+func learningCurve(m *runMetrics, name string) (func(draw.Canvas), error) {
+	acc := linePlot("learning curve, "+name, "", "test accuracy")
+	loss := linePlot("", "round", "loss")
+	var errs []error
+	errs = append(errs, addSeries(acc, m.xy("test_accuracy"), 0, ""))
+	if pts := m.xy("train_loss"); len(pts) > 0 {
+		errs = append(errs, addSeries(loss, pts, 1, "train loss"))
+	}
+	errs = append(errs, addSeries(loss, m.xy("test_loss"), 0, "test loss"))
+	loss.Legend.Top = true
+	for _, p := range []*plot.Plot{acc, loss} {
+		p.X.Min, p.X.Max = math.Min(acc.X.Min, loss.X.Min), math.Max(acc.X.Max, loss.X.Max)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return func(c draw.Canvas) {
+		plots := [][]*plot.Plot{{acc}, {loss}}
+		tiles := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(6), PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
+		cs := plot.Align(plots, tiles, c)
+		for i := range plots {
+			plots[i][0].Draw(cs[i][0])
+		}
+	}, nil
+}
+
+// participationPlot draws the number of clients against their number of
+// participations from participation.json's histogram; nil without the file.
+func participationPlot(dir, name string) (*plot.Plot, error) {
+	path := filepath.Join(dir, "participation.json")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("figures: %w", err)
+	}
+	var rec struct {
+		Histogram []float64 `json:"Histogram"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("figures: %s: %w", path, err)
+	}
+	if len(rec.Histogram) == 0 {
+		return nil, nil
+	}
+	p := linePlot("participations per client, "+name, "participations in the run", "clients")
+	bars, err := plotter.NewBarChart(plotter.Values(rec.Histogram), vg.Points(max(2, 300/float64(len(rec.Histogram)))))
+	if err != nil {
+		return nil, fmt.Errorf("figures: %w", err)
+	}
+	bars.Color = okabeIto[0]
+	bars.LineStyle.Width = 0
+	p.Add(bars)
+	p.NominalX(participationTicks(len(rec.Histogram))...)
+	// Room for the outer bars' halves and above the tallest bar.
+	p.X.Min, p.X.Max = -0.6, float64(len(rec.Histogram))-0.4
+	p.Y.Min, p.Y.Max = 0, 1.06*p.Y.Max
+	return p, nil
+}
+
+// participationTicks labels every bar for few bars, else about ten.
+func participationTicks(n int) []string {
+	step := max(1, n/10)
+	ts := make([]string, n)
+	for i := range ts {
+		if i%step == 0 {
+			ts[i] = strconv.Itoa(i)
+		}
+	}
+	return ts
+}
+
+// saveBoth renders drawFn into base.png (runDPI) and base.pdf, each written
+// atomically, and returns the two paths.
+func saveBoth(base string, w, h vg.Length, drawFn func(draw.Canvas)) ([]string, error) {
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(runDPI))
+	dc := draw.New(img)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	drawFn(dc)
+	var pngBuf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&pngBuf); err != nil {
+		return nil, fmt.Errorf("figures: %w", err)
+	}
+	pdf := vgpdf.New(w, h)
+	drawFn(draw.New(pdf))
+	var pdfBuf bytes.Buffer
+	if _, err := pdf.WriteTo(&pdfBuf); err != nil {
+		return nil, fmt.Errorf("figures: %w", err)
+	}
+	paths := []string{base + ".png", base + ".pdf"}
+	for i, b := range [][]byte{pngBuf.Bytes(), pdfBuf.Bytes()} {
+		if err := results.WriteFileAtomic(paths[i], b); err != nil {
+			return nil, err
+		}
+	}
+	return paths, nil
+}
