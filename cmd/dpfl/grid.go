@@ -122,6 +122,10 @@ func cmdGrid(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stdout, "ran %d, skipped %d finished, %d failed%s; index: %s\n", res.Ran, res.Skipped, res.Failed, elsewhere, res.Index)
+	if stuck := experiments.StuckRuns(*out); len(stuck) > 0 {
+		fmt.Fprintf(stderr, "dpfl grid: warning: test accuracy never rose above its first evaluation in %d runs (the learning rate may be too high or too low): %s\n",
+			len(stuck), strings.Join(stuck, ", "))
+	}
 	return gridFigures(ctx, g, *out, runErr, stdout, stderr)
 }
 

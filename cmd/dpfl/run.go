@@ -88,6 +88,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "run %s was already %s in %s: nothing trained, nothing written (delete the folder to run it again)\n", s.Name, s.Status, res.Dir)
 	}
 	fmt.Fprintf(stdout, "run %s %s: final test accuracy %.4f (best %.4f) after %d rounds\n", s.Name, s.Status, s.FinalAccuracy, s.BestAccuracy, s.Rounds)
+	if w, err := experiments.StuckWarning(res.Dir); err == nil && w != "" {
+		fmt.Fprintf(stderr, "dpfl run: warning: %s\n", w)
+	}
 	if s.Epsilon != nil {
 		fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g (%s; noise multiplier σ = %.5g, sensitivity %.4g %s)\n",
 			*s.Epsilon, s.Delta, s.EpsilonMethod, s.NoiseMultiplier, s.Sensitivity, s.SensitivityFor)
