@@ -39,7 +39,7 @@ var commands = []command{
 	{"eval", "evaluate a completed run's saved model (model.safetensors) on a test set", cmdEval},
 	{"grid", "run an experiment grid (resumable, shardable) and plot accuracy vs epsilon", cmdGrid},
 	{"mechanism", "offline comparison of noise strategies: sensitivity, expected error, cost", cmdMechanism},
-	{"plot", "plot a grid's results: accuracy vs epsilon per aggregator, accuracy vs round", cmdPlot},
+	{"plot", "plot a grid's results (accuracy vs epsilon, vs round) or one run's figures", cmdPlot},
 	{"run", "train one experiment from a YAML config and write its results", cmdRun},
 }
 

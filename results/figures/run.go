@@ -234,8 +234,13 @@ func learningCurve(m *runMetrics, name string) (func(draw.Canvas), error) {
 	}
 	errs = append(errs, addSeries(loss, m.xy("test_loss"), 0, "test loss"))
 	loss.Legend.Top = true
+	padY(acc, 0, 0.05, 0, 1)
+	padY(loss, 0, 0.25, 0, math.Inf(1)) // room for the legend at the top
+	// A shared x range, with room for the end markers.
+	lo, hi := math.Min(acc.X.Min, loss.X.Min), math.Max(acc.X.Max, loss.X.Max)
+	pad := 0.02 * math.Max(hi-lo, 1)
 	for _, p := range []*plot.Plot{acc, loss} {
-		p.X.Min, p.X.Max = math.Min(acc.X.Min, loss.X.Min), math.Max(acc.X.Max, loss.X.Max)
+		p.X.Min, p.X.Max = lo-pad, hi+pad
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -248,6 +253,20 @@ func learningCurve(m *runMetrics, name string) (func(draw.Canvas), error) {
 			plots[i][0].Draw(cs[i][0])
 		}
 	}, nil
+}
+
+// padY widens p's y range by the fractions below and above of its span
+// (of 5% of the value for a flat curve, whose ticks would otherwise all
+// read the same), within [lo, hi].
+func padY(p *plot.Plot, below, above, lo, hi float64) {
+	span := p.Y.Max - p.Y.Min
+	if span < 0.01*math.Abs(p.Y.Max) || span == 0 {
+		mid := (p.Y.Max + p.Y.Min) / 2
+		half := math.Max(0.05*math.Abs(mid), 0.01)
+		p.Y.Min, p.Y.Max, span = mid-half, mid+half, 2*half
+	}
+	p.Y.Min = math.Max(lo, p.Y.Min-below*span)
+	p.Y.Max = math.Min(hi, p.Y.Max+above*span)
 }
 
 // participationPlot draws the number of clients against their number of
