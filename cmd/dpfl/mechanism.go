@@ -588,15 +588,15 @@ func clipLine(s string, width int) string {
 	return string(r[:width-1]) + "…"
 }
 
-// shortParameters is Parameters.String with each list of more than four
-// values cut to its first four and a count (-json has them all).
+// shortParameters is Parameters.String with each list of more than three
+// values cut to its first three and a note (-json has them all).
 func shortParameters(p strategy.Parameters) string {
-	const keep = 4
-	list := func(v []float64, what string) string {
+	const keep = 3
+	list := func(v []float64, note string) string {
 		parts := make([]string, 0, keep+1)
 		for i, x := range v {
 			if i == keep {
-				parts = append(parts, fmt.Sprintf("… (%d %s; -json for all)", len(v), what))
+				parts = append(parts, "…"+note)
 				break
 			}
 			parts = append(parts, fmt.Sprintf("%.4g", x))
@@ -612,10 +612,14 @@ func shortParameters(p strategy.Parameters) string {
 		parts = append(parts, s)
 	}
 	if len(p.Theta) > 0 {
-		parts = append(parts, fmt.Sprintf("θ = %s, ω = %s", list(p.Theta, "buffers"), list(p.Omega, "buffers")))
+		s := fmt.Sprintf("θ = %s, ω = %s", list(p.Theta, fmt.Sprintf(" (%d buffers)", len(p.Theta))), list(p.Omega, ""))
+		if len(p.Theta) > keep {
+			s += " (-json for all)"
+		}
+		parts = append(parts, s)
 	}
 	if len(p.Coefficients) > 0 {
-		parts = append(parts, "c = "+list(p.Coefficients, "coefficients"))
+		parts = append(parts, "c = "+list(p.Coefficients, fmt.Sprintf(" (%d coefficients; -json for all)", len(p.Coefficients))))
 	}
 	return strings.Join(parts, ", ")
 }
