@@ -50,6 +50,9 @@ func (p *mechProgress) hook(cfg *strategy.Config) {
 		}
 		p.update(it, fmt.Sprintf("loss %.6g", loss))
 	}
+	cfg.GapProgress = func(it int, primal, dual float64) {
+		p.update(it, fmt.Sprintf("gap %.2e", (primal-dual)/primal))
+	}
 	cfg.LBFGS.DualProgress = func(it int, res, bound float64) {
 		if prevDual != nil {
 			prevDual(it, res, bound)
