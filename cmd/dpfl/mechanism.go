@@ -44,7 +44,10 @@ optimal-mf with multi_epoch: true); the -f variants, evaluated here only, drop t
 equal-column-norm constraint (Choquette-Choo et al. 2023, App. B): the diagonal of X is free with fixed sums over
 the (k,b) patterns. Old spellings are accepted: identity, optimal, nu, and tree
 (tree-vanilla). Optimized strategies are cached in -cache (a cache that cannot be
-written is a warning). Every strategy holds dense n×n matrices: an n whose estimate is
+written is a warning). A comparison prints its progress on stderr (strategy i of m,
+iterations, loss or duality gap, elapsed time; -quiet: none); its table's last column says
+how a run uses each row (aggregator.kind and keys, or offline only), and long parameters are
+abbreviated below the table (-json has them all). Every strategy holds dense n×n matrices: an n whose estimate is
 above -max-memory is refused, and a comparison skips the strategies that do not fit.
 
 Mechanisms:
