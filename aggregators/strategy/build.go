@@ -71,6 +71,9 @@ type Config struct {
 	RestartSegments []int
 	// Gap is the fixed point's target relative gap (0: 1e-6).
 	Gap float64
+	// GapProgress, if not nil, is called after each iteration of the
+	// optimal fixed point with its primal and dual objectives (progress).
+	GapProgress func(iter int, primal, dual float64) `json:"-"`
 	// LBFGS controls bandmf and multi-epoch.
 	LBFGS LBFGSOptions
 	// Cache, if not nil, stores and reuses optimized strategies.

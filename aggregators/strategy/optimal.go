@@ -15,7 +15,7 @@ import (
 
 func init() {
 	Register(Builder{Name: "optimal", Order: 4, Memory: denseMemory(8), Build: func(ctx context.Context, cfg Config) (Strategy, error) {
-		return cfg.Cache.Optimal(ctx, cfg.Workload, FixedPointOptions{Gap: cfg.Gap})
+		return cfg.Cache.Optimal(ctx, cfg.Workload, FixedPointOptions{Gap: cfg.Gap, Progress: cfg.GapProgress})
 	}})
 }
 

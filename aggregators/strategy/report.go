@@ -29,7 +29,10 @@ type Report struct {
 	BLTOmega          []float64
 	ToeplitzCoefs     []float64
 	Optimizer         *OptimizerReport
-	Error             string
+	// RunAs is how a run uses the mechanism: its aggregator.kind and keys,
+	// or "offline only" (set by dpfl mechanism).
+	RunAs string
+	Error string
 }
 
 // reportForm is Report's JSON form.
@@ -39,7 +42,7 @@ var reportForm = privacy.NewForm(Report{},
 	"sensitivity_single=SensitivitySingle", "loss=Loss", "rmse=RMSE", "max_round_std=MaxRoundStd",
 	"residual=Residual", "residual_estimated=ResidualEstimated,omitempty", "noise_time_per_round_d=NoiseTime", "noise_memory_per_round_d=NoiseMemory",
 	"noise_note=NoiseNote,omitempty", "nu=Nu,omitempty", "nu_tuned=NuTuned,omitempty", "blt_theta=BLTTheta,omitempty",
-	"blt_omega=BLTOmega,omitempty", "toeplitz_coefficients=ToeplitzCoefs,omitempty", "optimizer=Optimizer,omitempty", "error=Error,omitempty")
+	"blt_omega=BLTOmega,omitempty", "toeplitz_coefficients=ToeplitzCoefs,omitempty", "optimizer=Optimizer,omitempty", "run_as=RunAs,omitempty", "error=Error,omitempty")
 
 // MarshalJSON writes r in its JSON form.
 func (r Report) MarshalJSON() ([]byte, error) { return reportForm.Marshal(&r) }

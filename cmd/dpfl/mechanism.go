@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -23,7 +24,7 @@ const mechanismUsageHead = `Usage:
                  [-k K] [-b B] [-workload prefix|momentum|identity] [-momentum BETA]
                  [-lr-schedule constant|linear|cosine -warmup N -cooldown N -final-lr F]
                  [-workload-file FILE] [-gap G] [-reltol R] [-maxiter N] [-progress] [-cache DIR]
-                 [-max-memory GB] [-memory M1,M2,...] [-restart-every R] [-json]
+                 [-max-memory GB] [-memory M1,M2,...] [-restart-every R] [-json] [-quiet]
 
 Prints a mechanism's sensitivity, loss (sens^2 ||B||_F^2, sigma = 1), rmse (sqrt(loss/n)),
 worst per-round error (std of the noisiest round), noise cost per round in units of the
@@ -43,7 +44,10 @@ optimal-mf with multi_epoch: true); the -f variants, evaluated here only, drop t
 equal-column-norm constraint (Choquette-Choo et al. 2023, App. B): the diagonal of X is free with fixed sums over
 the (k,b) patterns. Old spellings are accepted: identity, optimal, nu, and tree
 (tree-vanilla). Optimized strategies are cached in -cache (a cache that cannot be
-written is a warning). Every strategy holds dense n×n matrices: an n whose estimate is
+written is a warning). A comparison prints its progress on stderr (strategy i of m,
+iterations, loss or duality gap, elapsed time; -quiet: none); its table's last column says
+how a run uses each row (aggregator.kind and keys, or offline only), and long parameters are
+abbreviated below the table (-json has them all). Every strategy holds dense n×n matrices: an n whose estimate is
 above -max-memory is refused, and a comparison skips the strategies that do not fit.
 
 Mechanisms:
@@ -70,6 +74,7 @@ type mechanismRequest struct {
 	workload string
 	cfg      strategy.Config
 	json     bool
+	quiet    bool  // -quiet: no progress lines
 	memories []int // -memory: BLT vs BandMF at these noise memories
 }
 
@@ -109,6 +114,7 @@ type mechanismFlags struct {
 	progress *bool
 	cacheDir *string
 	asJSON   *bool
+	quiet    *bool
 	maxMem   *float64
 	restart  *int
 }
@@ -140,6 +146,7 @@ func defineMechanismFlags(fs *flag.FlagSet) *mechanismFlags {
 		progress: fs.Bool("progress", false, "print L-BFGS progress to stderr every 25 iterations"),
 		cacheDir: fs.String("cache", defCache, "directory of the optimized-strategy cache (empty: no cache)"),
 		asJSON:   fs.Bool("json", false, "print JSON (one object with -strategy, else an array best first)"),
+		quiet:    fs.Bool("quiet", false, "no progress lines on stderr while a comparison runs"),
 		maxMem:   fs.Float64("max-memory", experiments.DefaultMemoryGB, "refuse strategies whose estimated memory is above `GB` (10^9 bytes)"),
 		restart:  fs.Int("restart-every", 0, "restart the tree mechanisms (tree-vanilla, tree-online, tree-full) every `R` rounds, as a run's aggregator.restart_every (restart: epoch is R = b); default: one tree"),
 	}
@@ -235,7 +242,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 			fmt.Fprintf(stderr, "dpfl mechanism: warning: %s\n", oneLine(err))
 		}}
 	}
-	req.workload, req.json = workloadLabel(*f.wl, *f.momentum, *f.lrShape, sched), *f.asJSON
+	req.workload, req.json, req.quiet = workloadLabel(*f.wl, *f.momentum, *f.lrShape, sched), *f.asJSON, *f.quiet
 	return req, exitOK, true
 }
 
@@ -438,16 +445,21 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return mechFail(ctx, stderr, err)
 		}
 		if req.json {
-			return mechWriteJSON(ctx, stdout, stderr, newMechanismReport(c, req.workload))
+			rep := newMechanismReport(c, req.workload)
+			rep.RunAs = runAs(c, req.cfg)
+			return mechWriteJSON(ctx, stdout, stderr, rep)
 		}
-		writeMechanismText(stdout, c)
+		writeMechanismText(stdout, c, runAs(c, req.cfg))
 		return exitOK
 	}
-	rows := strategy.Compare(ctx, req.cfg, func(s string) {
-		if !req.json {
-			fmt.Fprintf(stderr, "dpfl mechanism: %s...\n", displayName(s))
-		}
-	})
+	var progress func(string)
+	prog := newMechProgress(stderr, len(strategy.Names))
+	if !req.quiet {
+		prog.hook(&req.cfg)
+		progress = func(s string) { prog.begin(displayName(s)) }
+	}
+	rows := strategy.Compare(ctx, req.cfg, progress)
+	prog.end()
 	if err := ctx.Err(); err != nil {
 		return mechFail(ctx, stderr, err)
 	}
@@ -455,6 +467,7 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		out := make([]strategy.Report, len(rows))
 		for i, r := range rows {
 			out[i] = newMechanismReport(r, req.workload)
+			out[i].RunAs = runAs(r, req.cfg)
 		}
 		return mechWriteJSON(ctx, stdout, stderr, out)
 	}
@@ -483,42 +496,178 @@ func evaluateMechanism(ctx context.Context, req mechanismRequest) (strategy.Comp
 // displayName is the mechanism name of a strategy name (aggregators.Names),
 // with the strategy's variant suffix: nu-b8 is nu-ftrl-b8.
 func displayName(strategyName string) string {
+	n := mechanismNameOf(strategyName)
+	if n.Name == "" {
+		return strategyName
+	}
+	return n.Name + strings.TrimPrefix(strategyName, n.Strategy)
+}
+
+// mechanismNameOf is the entry of aggregators.Names of a strategy name, or
+// of the longest strategy it is a variant of (zero if none).
+func mechanismNameOf(strategyName string) aggregators.Name {
 	var best aggregators.Name
 	for _, n := range aggregators.Names {
 		if n.Strategy == strategyName {
-			return n.Name
+			return n
 		}
 		if strings.HasPrefix(strategyName, n.Strategy+"-") && len(n.Strategy) > len(best.Strategy) {
 			best = n
 		}
 	}
-	if best.Name == "" {
-		return strategyName
-	}
-	return best.Name + strings.TrimPrefix(strategyName, best.Strategy)
+	return best
 }
+
+// mechanismTableWidth is the widest line the text outputs print: long
+// parameters are abbreviated (-json has them all).
+const mechanismTableWidth = 120
 
 func writeMechanismTable(w io.Writer, req mechanismRequest, rows []strategy.Comparison) {
 	fmt.Fprintf(w, "n = %d, workload %s, participation %s, sigma = 1, clip = 1; best first\n", req.cfg.Workload.N(), req.workload, req.cfg.Participation)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mechanism\tsensitivity\t\tloss\trmse\tworst round\tnoise time/d\tnoise mem/d\toptimizer\t")
+	fmt.Fprintln(w, "sens: sensitivity; worst: std of the noisiest round; time/d, mem/d: noise cost per round in units of d")
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mechanism\tsens\t\tloss\trmse\tworst\ttime/d\tmem/d\t use in a run")
 	for _, r := range rows {
 		m := r.Metrics
+		use := runAs(r, req.cfg)
 		if r.Err != nil {
-			fmt.Fprintf(tw, "%s\t-\t\t-\t-\t-\t-\t-\tskipped: %s\t\n", displayName(m.Strategy), oneLine(r.Err))
+			fmt.Fprintf(tw, "%s\t-\t\t-\t-\t-\t-\t-\t %s\n", displayName(m.Strategy), use)
 			continue
 		}
 		ex := "exact"
 		if !m.Sensitivity.Exact {
 			ex = "bound"
 		}
-		opt := statusLine(r.Status)
-		if ps := m.Parameters.String(); ps != "" {
-			opt += "; " + ps
-		}
-		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%.6g\t%.6g\t%.6g\t%g\t%g\t%s\t\n", displayName(m.Strategy), m.Sensitivity.Value, ex, m.Loss, m.RMSE, m.MaxRoundStd, m.Cost.Time, m.Cost.Memory, opt)
+		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%.6g\t%.6g\t%.6g\t%g\t%g\t %s\n", displayName(m.Strategy), m.Sensitivity.Value, ex, m.Loss, m.RMSE, m.MaxRoundStd, m.Cost.Time, m.Cost.Memory, use)
 	}
 	tw.Flush()
+	w.Write(trimIndent(table.Bytes()))
+	fmt.Fprintln(w, "\noptimizer and parameters:")
+	for _, r := range rows {
+		line := "  " + displayName(r.Metrics.Strategy) + ": "
+		if r.Err != nil {
+			line += "skipped: " + oneLine(r.Err)
+		} else {
+			line += statusLine(r.Status)
+			if ps := shortParameters(r.Metrics.Parameters); ps != "" {
+				line += "; " + ps
+			}
+		}
+		fmt.Fprintln(w, clipLine(line, mechanismTableWidth))
+	}
+}
+
+// trimIndent removes the spaces all lines of b begin with (the right-aligned
+// table's padding before its first column).
+func trimIndent(b []byte) []byte {
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	indent := -1
+	for _, l := range lines {
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		if n := len(l) - len(bytes.TrimLeft(l, " ")); indent < 0 || n < indent {
+			indent = n
+		}
+	}
+	if indent <= 0 {
+		return b
+	}
+	for i, l := range lines {
+		if len(l) >= indent {
+			lines[i] = l[indent:]
+		}
+	}
+	return bytes.Join(lines, nil)
+}
+
+// clipLine cuts s to width runes, ending in "…" when cut.
+func clipLine(s string, width int) string {
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	return string(r[:width-1]) + "…"
+}
+
+// shortParameters is Parameters.String with each list of more than three
+// values cut to its first three and a note (-json has them all).
+func shortParameters(p strategy.Parameters) string {
+	const keep = 3
+	list := func(v []float64, note string) string {
+		parts := make([]string, 0, keep+1)
+		for i, x := range v {
+			if i == keep {
+				parts = append(parts, "…"+note)
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%.4g", x))
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	}
+	var parts []string
+	if p.Nu != nil {
+		s := fmt.Sprintf("ν = %g", *p.Nu)
+		if p.NuTuned {
+			s += " (tuned)"
+		}
+		parts = append(parts, s)
+	}
+	if len(p.Theta) > 0 {
+		s := fmt.Sprintf("θ = %s, ω = %s", list(p.Theta, fmt.Sprintf(" (%d buffers)", len(p.Theta))), list(p.Omega, ""))
+		if len(p.Theta) > keep {
+			s += " (-json for all)"
+		}
+		parts = append(parts, s)
+	}
+	if len(p.Coefficients) > 0 {
+		parts = append(parts, "c = "+list(p.Coefficients, fmt.Sprintf(" (%d coefficients; -json for all)", len(p.Coefficients))))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// runAs says how a row can be used in a run: the aggregator.kind and the
+// keys that reproduce it, or "offline only" for strategies no aggregator
+// kind runs (the -f variants and toeplitz).
+func runAs(c strategy.Comparison, cfg strategy.Config) string {
+	n := mechanismNameOf(c.Metrics.Strategy)
+	if n.Kind == "" {
+		return "offline only"
+	}
+	s := n.Kind
+	p := c.Metrics.Parameters
+	switch n.Strategy {
+	case "tree", "tree-online", "tree-full":
+		if n.Strategy != "tree-online" { // online is the default estimator
+			s += " estimator=" + map[string]string{"tree": "vanilla", "tree-full": "full"}[n.Strategy]
+		}
+		if cfg.RestartEvery > 0 {
+			s += fmt.Sprintf(" restart_every=%d", cfg.RestartEvery)
+		}
+	case "multi-epoch":
+		s += " multi_epoch=true"
+	case "bandmf":
+		bands := cfg.Bands
+		if bands == 0 {
+			bands = strategy.DefaultBands(cfg.Participation.B, c.Metrics.N)
+		}
+		if bands > 0 {
+			s += fmt.Sprintf(" bands=%d", bands)
+		}
+	case "nu":
+		if p.Nu != nil {
+			s += fmt.Sprintf(" nu=%.6g", *p.Nu)
+		}
+		if cfg.NuBands > 0 {
+			s += fmt.Sprintf(" nu_coefficients=%d", cfg.NuBands)
+		}
+	case "blt":
+		if len(p.Theta) > 0 {
+			s += fmt.Sprintf(" buffers=%d", len(p.Theta))
+		}
+	}
+	return s
 }
 
 // newMechanismReport is the -json form of one mechanism: the strategy's
@@ -549,7 +698,7 @@ func statusLine(st *strategy.Status) string {
 	return s
 }
 
-func writeMechanismText(w io.Writer, c strategy.Comparison) {
+func writeMechanismText(w io.Writer, c strategy.Comparison, use string) {
 	m := c.Metrics
 	ex := "exact"
 	if !m.Sensitivity.Exact {
@@ -558,7 +707,7 @@ func writeMechanismText(w io.Writer, c strategy.Comparison) {
 	fmt.Fprintf(w, "mechanism       %s\n", displayName(m.Strategy))
 	fmt.Fprintf(w, "strategy        %s\n", m.Strategy)
 	fmt.Fprintf(w, "n               %d\n", m.N)
-	if ps := m.Parameters.String(); ps != "" {
+	if ps := shortParameters(m.Parameters); ps != "" {
 		fmt.Fprintf(w, "parameters      %s\n", ps)
 	}
 	fmt.Fprintf(w, "participation   %s\n", m.Participation)
@@ -576,6 +725,7 @@ func writeMechanismText(w io.Writer, c strategy.Comparison) {
 	if c.Status != nil && c.Status.Message != "" {
 		fmt.Fprintf(w, "                %s\n", c.Status.Message)
 	}
+	fmt.Fprintf(w, "use in a run    %s\n", use)
 }
 
 func mechWriteJSON(ctx context.Context, stdout, stderr io.Writer, v any) int {

@@ -28,7 +28,7 @@ func TestSignalDuringMechanismMetrics(t *testing.T) {
 		sleep bool
 		sig   syscall.Signal
 	}{
-		{[]string{"mechanism", "-n", "2500", "-cache", ""}, "dpfl mechanism: dpfedavg...", true, syscall.SIGINT},
+		{[]string{"mechanism", "-n", "2500", "-cache", ""}, ": dpfedavg...", true, syscall.SIGINT},
 		{[]string{"mechanism", "-n", "3000", "-memory", "2", "-cache", ""}, "dpfl mechanism: memory 2: blt...", true, syscall.SIGTERM},
 		{[]string{"mechanism", "-n", "3000", "-strategy", "blt", "-buffers", "8", "-progress", "-cache", ""}, "L-BFGS iteration 25", false, syscall.SIGTERM},
 	} {
