@@ -100,6 +100,13 @@ type Parameters struct {
 // String is the parameters in one line ("" when there are none), e.g.
 // "ν = 0.0135 (tuned)".
 func (p Parameters) String() string {
+	return p.Format(func(v []float64, _ string) string { return floatList(v) })
+}
+
+// Format is String with each list of values written by list, which is told
+// what the list is: "theta" (the BLT decays, one per buffer), "omega" (the
+// BLT output scales) or "coefficients" (Toeplitz).
+func (p Parameters) Format(list func(v []float64, what string) string) string {
 	var parts []string
 	if p.Nu != nil {
 		s := fmt.Sprintf("ν = %g", *p.Nu)
@@ -109,10 +116,10 @@ func (p Parameters) String() string {
 		parts = append(parts, s)
 	}
 	if len(p.Theta) > 0 {
-		parts = append(parts, fmt.Sprintf("θ = %s, ω = %s", floatList(p.Theta), floatList(p.Omega)))
+		parts = append(parts, fmt.Sprintf("θ = %s, ω = %s", list(p.Theta, "theta"), list(p.Omega, "omega")))
 	}
 	if len(p.Coefficients) > 0 {
-		parts = append(parts, "c = "+floatList(p.Coefficients))
+		parts = append(parts, "c = "+list(p.Coefficients, "coefficients"))
 	}
 	return strings.Join(parts, ", ")
 }

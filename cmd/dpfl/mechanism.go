@@ -595,7 +595,14 @@ func clipLine(s string, width int) string {
 // values cut to its first three and a note (-json has them all).
 func shortParameters(p strategy.Parameters) string {
 	const keep = 3
-	list := func(v []float64, note string) string {
+	return p.Format(func(v []float64, what string) string {
+		note := ""
+		switch what {
+		case "theta":
+			note = fmt.Sprintf(" (%d buffers)", len(v))
+		case "coefficients":
+			note = fmt.Sprintf(" (%d coefficients; -json for all)", len(v))
+		}
 		parts := make([]string, 0, keep+1)
 		for i, x := range v {
 			if i == keep {
@@ -604,27 +611,12 @@ func shortParameters(p strategy.Parameters) string {
 			}
 			parts = append(parts, fmt.Sprintf("%.4g", x))
 		}
-		return "[" + strings.Join(parts, " ") + "]"
-	}
-	var parts []string
-	if p.Nu != nil {
-		s := fmt.Sprintf("ν = %g", *p.Nu)
-		if p.NuTuned {
-			s += " (tuned)"
-		}
-		parts = append(parts, s)
-	}
-	if len(p.Theta) > 0 {
-		s := fmt.Sprintf("θ = %s, ω = %s", list(p.Theta, fmt.Sprintf(" (%d buffers)", len(p.Theta))), list(p.Omega, ""))
-		if len(p.Theta) > keep {
+		s := "[" + strings.Join(parts, " ") + "]"
+		if what == "omega" && len(v) > keep {
 			s += " (-json for all)"
 		}
-		parts = append(parts, s)
-	}
-	if len(p.Coefficients) > 0 {
-		parts = append(parts, "c = "+list(p.Coefficients, fmt.Sprintf(" (%d coefficients; -json for all)", len(p.Coefficients))))
-	}
-	return strings.Join(parts, ", ")
+		return s
+	})
 }
 
 // runAs says how a row can be used in a run: the aggregator.kind and the
