@@ -167,6 +167,8 @@ func WriteRun(dir string) ([]string, error) {
 		if err := addSeries(p, m.xy(col), 0, ""); err != nil {
 			return nil, err
 		}
+		p.Y.Min = 0 // ε from none spent, with room above the last marker
+		padY(p, 0, 0.05, 0, math.Inf(1))
 		if err := save(RunEpsilonFigure, 6*vg.Inch, 3.5*vg.Inch, p.Draw); err != nil {
 			return nil, err
 		}
