@@ -29,15 +29,9 @@ var standAlone = []struct {
 // patterns are spelled so that they do not match themselves.
 func TestDocsStandAlone(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("repository root: %v", err)
-	}
+	root := repoRoot(t)
 	files := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -78,4 +72,18 @@ func TestDocsStandAlone(t *testing.T) {
 	if files < 100 {
 		t.Fatalf("walked only %d text files under %s", files, root)
 	}
+}
+
+// repoRoot is the repository's root folder (this package's parent, which
+// holds go.mod).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("repository root: %v", err)
+	}
+	return root
 }
