@@ -1,10 +1,13 @@
 package figures
 
 import (
+	"bytes"
+	"encoding/base64"
 	"image/png"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,34 +131,63 @@ func TestSummarizeLossLowerIsBetter(t *testing.T) {
 	}
 }
 
+// TestWriteFigures: Write draws each grid figure as a PNG of at least
+// 300 dpi at a paper column's width and as a PDF (the same bytes when
+// written again: no clock in the file), and report.html embeds the
+// figures, so that it stands alone.
 func TestWriteFigures(t *testing.T) {
 	dir := writeGrid(t)
 	paths, err := Write(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range paths[:2] {
-		f, err := os.Open(p)
+	want := []string{EpsilonFigure + ".png", EpsilonFigure + ".pdf", RoundFigure + ".png", RoundFigure + ".pdf", BestTable, ReportFile}
+	if len(paths) != len(want) {
+		t.Fatalf("paths %v, want %v", paths, want)
+	}
+	pdfs := map[string][]byte{}
+	for i, p := range paths {
+		if filepath.Base(p) != want[i] {
+			t.Errorf("path %d = %s, want %s", i, p, want[i])
+		}
+		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, err := png.Decode(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 300 {
-			t.Errorf("%s is %v", p, b)
+		switch filepath.Ext(p) {
+		case ".png":
+			img, err := png.Decode(bytes.NewReader(b))
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			// 3.5 inches at 300 dpi at least, and as tall as wide at most twice.
+			if bd := img.Bounds(); bd.Dx() < 1050 || bd.Dy() < 600 || bd.Dy() > 2*bd.Dx() {
+				t.Errorf("%s is %v, want at least 1050 px wide", p, bd)
+			}
+		case ".pdf":
+			if !bytes.HasPrefix(b, []byte("%PDF-")) || !bytes.Contains(b, []byte("/CreationDate (D:"+fixedPDFDate+")")) {
+				t.Errorf("%s: not a PDF with the fixed date: %.40q", p, b)
+			}
+			pdfs[p] = b
 		}
 	}
-	// Structure: an SVG rendering carries the axis labels and the series.
+	if _, err := Write(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for p, b := range pdfs {
+		if again, _ := os.ReadFile(p); !bytes.Equal(again, b) {
+			t.Errorf("%s differs when written again", p)
+		}
+	}
+	// Structure: an SVG rendering carries the axis labels, the series, the
+	// note on the bars and the seeds.
 	s, _ := Summarize(dir, Options{})
 	svg := filepath.Join(dir, "fig.svg")
 	if err := s.PlotX(svg); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(svg)
-	for _, want := range []string{"final test accuracy", "ε", ">dpfedavg<", ">tree<", "dpfedavg (no noise)"} {
+	for _, want := range []string{"final test accuracy", "ε", ">dpfedavg<", ">tree<", "dpfedavg (no noise)", "95% Student-t interval", "Fewer than 3 seeds"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("figure has no %q", want)
 		}
@@ -163,13 +195,41 @@ func TestWriteFigures(t *testing.T) {
 	if strings.Contains(string(b), ">tree (no noise)<") {
 		t.Error("figure shows a baseline the data does not have")
 	}
-	rep, _ := os.ReadFile(filepath.Join(dir, ReportFile))
-	if !strings.Contains(string(rep), EpsilonFigure) || !strings.Contains(string(rep), "server.lr=0.5") {
-		t.Errorf("report lacks the figure or the chosen hyperparameters:\n%s", rep)
+	if err := s.PlotX(filepath.Join(dir, "fig.gif")); err == nil || !strings.Contains(err.Error(), "want a .png, .pdf or .svg file") {
+		t.Errorf("unknown format: %v", err)
 	}
+	checkReportEmbeds(t, filepath.Join(dir, ReportFile))
 	best, err := results.ReadTable(filepath.Join(dir, BestTable))
 	if err != nil || len(best.Rows) != 5 {
 		t.Fatalf("best.csv: %v, %d rows; want 4 points and 1 baseline", err, len(best.Rows))
+	}
+}
+
+// checkReportEmbeds checks that the report shows both figures as PNG data
+// URIs (no image file it would need beside it) and the chosen
+// hyperparameters.
+func checkReportEmbeds(t *testing.T, path string) {
+	t.Helper()
+	rep, _ := os.ReadFile(path)
+	imgs := regexp.MustCompile(`<img src="([^"]*)" alt="([^"]*)"`).FindAllStringSubmatch(string(rep), -1)
+	if len(imgs) != 2 || imgs[0][2] != EpsilonFigure || imgs[1][2] != RoundFigure {
+		t.Fatalf("report images %d, want the two figures", len(imgs))
+	}
+	for _, m := range imgs {
+		data, ok := strings.CutPrefix(m[1], "data:image/png;base64,")
+		if !ok {
+			t.Fatalf("%s: src %.40q is not a PNG data URI", m[2], m[1])
+		}
+		b, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+			t.Errorf("%s: embedded PNG: %v", m[2], err)
+		}
+	}
+	if !strings.Contains(string(rep), "server.lr=0.5") {
+		t.Error("report lacks the chosen hyperparameters")
 	}
 }
 

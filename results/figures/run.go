@@ -1,12 +1,10 @@
 package figures
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image/color"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,10 +15,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
-
-	"dpfl/results"
 )
 
 // Figures written by WriteRun into a run folder, each as NAME.png (300 dpi)
@@ -29,18 +23,7 @@ const (
 	RunCurveFigure         = "run_learning_curve"
 	RunEpsilonFigure       = "run_epsilon"
 	RunParticipationFigure = "run_participation"
-	runDPI                 = 300
 )
-
-// okabeIto is the Okabe-Ito colour-blind-safe palette (without black).
-var okabeIto = []color.RGBA{
-	{R: 0, G: 114, B: 178, A: 255},   // blue
-	{R: 213, G: 94, B: 0, A: 255},    // vermillion
-	{R: 0, G: 158, B: 115, A: 255},   // bluish green
-	{R: 204, G: 121, B: 167, A: 255}, // reddish purple
-	{R: 230, G: 159, B: 0, A: 255},   // orange
-	{R: 86, G: 180, B: 233, A: 255},  // sky blue
-}
 
 // IsRun reports whether dir is a run folder (it has a metrics.csv).
 func IsRun(dir string) bool {
@@ -151,7 +134,7 @@ func WriteRun(dir string) ([]string, error) {
 	name := filepath.Base(filepath.Clean(dir))
 	var paths []string
 	save := func(base string, w, h vg.Length, drawFn func(draw.Canvas)) error {
-		ps, err := saveBoth(filepath.Join(dir, base), w, h, drawFn)
+		ps, err := figure{w, h, drawFn}.saveBoth(filepath.Join(dir, base))
 		paths = append(paths, ps...)
 		return err
 	}
@@ -210,10 +193,9 @@ func addSeries(p *plot.Plot, pts plotter.XYs, i int, name string) error {
 	if err != nil {
 		return fmt.Errorf("figures: %w", err)
 	}
-	glyphs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
-	c := okabeIto[i%len(okabeIto)]
-	l.Color, l.Width = c, vg.Points(1.5)
-	s.Color, s.Shape, s.Radius = c, glyphs[i%len(glyphs)], vg.Points(2.5)
+	st := styleOf(i)
+	l.Color, l.Width = st.color, vg.Points(1.5)
+	s.Color, s.Shape, s.Radius = st.color, st.glyph, vg.Points(2.5)
 	if len(pts) > 60 {
 		s.Radius = vg.Points(1.2)
 	}
@@ -316,31 +298,4 @@ func participationTicks(n int) []string {
 		}
 	}
 	return ts
-}
-
-// saveBoth renders drawFn into base.png (runDPI) and base.pdf, each written
-// atomically, and returns the two paths.
-func saveBoth(base string, w, h vg.Length, drawFn func(draw.Canvas)) ([]string, error) {
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(runDPI))
-	dc := draw.New(img)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
-	drawFn(dc)
-	var pngBuf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&pngBuf); err != nil {
-		return nil, fmt.Errorf("figures: %w", err)
-	}
-	pdf := vgpdf.New(w, h)
-	drawFn(draw.New(pdf))
-	var pdfBuf bytes.Buffer
-	if _, err := pdf.WriteTo(&pdfBuf); err != nil {
-		return nil, fmt.Errorf("figures: %w", err)
-	}
-	paths := []string{base + ".png", base + ".pdf"}
-	for i, b := range [][]byte{pngBuf.Bytes(), pdfBuf.Bytes()} {
-		if err := results.WriteFileAtomic(paths[i], b); err != nil {
-			return nil, err
-		}
-	}
-	return paths, nil
 }

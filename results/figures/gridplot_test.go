@@ -1,0 +1,238 @@
+package figures
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+
+	"dpfl/results"
+)
+
+// TestDodge: series at the same x are drawn at distinct positions in
+// series order, symmetric around x and closer to it than a quarter of the
+// gap to the next x (so they never reach a neighbour), on a log and a
+// linear axis; a series alone at its x stays on its tick.
+func TestDodge(t *testing.T) {
+	for _, logX := range []bool{true, false} {
+		xs := []float64{2, 4, 8, 16}
+		gap := dodgeGap(xs, logX)
+		if want := math.Log(2); logX && math.Abs(gap-want) > 1e-12 {
+			t.Errorf("log gap %v, want ln 2", gap)
+		}
+		if !logX && gap != 2 {
+			t.Errorf("linear gap %v, want 2", gap)
+		}
+		scale := func(x float64) float64 {
+			if logX {
+				return math.Log(x)
+			}
+			return x
+		}
+		const n = 5
+		for _, x := range xs {
+			prev := math.Inf(-1)
+			for slot := range n {
+				d := dodge(x, slot, n, gap, logX)
+				if d <= prev {
+					t.Errorf("log %v: x %g slot %d at %g, not right of the previous slot (%g)", logX, x, slot, d, prev)
+				}
+				if off := math.Abs(scale(d) - scale(x)); off >= gap/4 {
+					t.Errorf("log %v: x %g slot %d moved %g, a quarter gap is %g", logX, x, slot, off, gap/4)
+				}
+				mirror := dodge(x, n-1-slot, n, gap, logX)
+				if math.Abs((scale(d)-scale(x))+(scale(mirror)-scale(x))) > 1e-12 {
+					t.Errorf("log %v: slots %d and %d not symmetric around %g", logX, slot, n-1-slot, x)
+				}
+				prev = d
+			}
+		}
+		if d := dodge(4, 0, 1, gap, logX); d != 4 {
+			t.Errorf("a series alone moved to %g", d)
+		}
+	}
+}
+
+// TestSlotAt: a point's slot counts the series drawn at its x only; a
+// diverged point (loss +Inf, not drawn) takes none.
+func TestSlotAt(t *testing.T) {
+	s := &Summary{Points: []Point{
+		{Series: "a", X: 1, Mean: 0.5}, {Series: "a", X: 2, Mean: 0.5},
+		{Series: "b", X: 2, Mean: 0.5}, {Series: "c", X: 2, Mean: math.Inf(1)}, {Series: "d", X: 2, Mean: 0.4},
+	}}
+	for _, c := range []struct {
+		pt         int
+		slot, nSer int
+	}{{0, 0, 1}, {1, 0, 3}, {2, 1, 3}, {4, 2, 3}} {
+		if slot, n := s.slotAt(s.Points[c.pt]); slot != c.slot || n != c.nSer {
+			t.Errorf("point %+v: slot %d of %d, want %d of %d", s.Points[c.pt], slot, n, c.slot, c.nSer)
+		}
+	}
+}
+
+// TestClipInterval: an accuracy interval past 1 (two seeds far apart) is
+// cut at 1 and says so, a loss interval at 0; one inside its range, or
+// none (one seed), is left alone.
+func TestClipInterval(t *testing.T) {
+	_, lo, hi := meanCI([]float64{0.96, 0.999}) // t(0.975, 1) = 12.7: reaches past 1
+	if hi <= 1 {
+		t.Fatalf("test data: interval [%g, %g] does not pass 1", lo, hi)
+	}
+	if clo, chi, c := clipInterval(lo, hi, "final_accuracy"); clo != lo || chi != 1 || !c {
+		t.Errorf("accuracy [%g, %g] clipped to [%g, %g] (%v), want [%g, 1]", lo, hi, clo, chi, c, lo)
+	}
+	if clo, chi, c := clipInterval(-0.2, 2, "final_test_loss"); clo != 0 || chi != 2 || !c {
+		t.Errorf("loss clipped to [%g, %g] (%v), want [0, 2]", clo, chi, c)
+	}
+	if clo, chi, c := clipInterval(0.2, 0.8, "test_accuracy"); clo != 0.2 || chi != 0.8 || c {
+		t.Errorf("inside the range: [%g, %g] (%v)", clo, chi, c)
+	}
+	if clo, chi, c := clipInterval(math.NaN(), math.NaN(), "final_accuracy"); !math.IsNaN(clo) || !math.IsNaN(chi) || c {
+		t.Errorf("no interval became [%g, %g] (%v)", clo, chi, c)
+	}
+	// In the drawn bars: the clipped end, and the note says so.
+	s := &Summary{YCol: "final_accuracy", SelectCol: "final_accuracy", XCol: "privacy.epsilon",
+		Points: []Point{{Series: "a", X: 2, Mean: 0.98, CILow: lo, CIHigh: hi, Seeds: 2}}}
+	e, clipped := s.seriesErrPoints("a", 1, true)
+	if top := e.XYs[0].Y + e.YErrors[0].High; !clipped || math.Abs(top-1) > 1e-12 {
+		t.Errorf("bar top %g (clipped %v), want 1", top, clipped)
+	}
+	if n := s.barNote(clipped, false); !strings.Contains(n, "95% Student-t interval of the mean over seeds, clipped to [0, 1]") {
+		t.Errorf("note %q", n)
+	}
+	if n := s.barNote(false, false); strings.Contains(n, "clipped") {
+		t.Errorf("unclipped note %q", n)
+	}
+}
+
+// TestSeedNote: the note names every point with fewer than 3 seeds, with
+// its count, and is empty when all have 3 or more (negative control).
+func TestSeedNote(t *testing.T) {
+	s := &Summary{XCol: "privacy.epsilon", Points: []Point{
+		{Series: "a", X: 2, Seeds: 3}, {Series: "a", X: 8, Seeds: 2}, {Series: "b", X: 2.0000000000000004, Seeds: 1},
+	}, Baselines: []Point{{Series: "np", X: math.Inf(1), Seeds: 1}}}
+	n := s.seedNote()
+	for _, want := range []string{"Fewer than 3 seeds", "a at ε = 8 (2 seeds)", "b at ε = 2 (1 seed)", "np without noise (1 seed)"} {
+		if !strings.Contains(n, want) {
+			t.Errorf("note %q lacks %q", n, want)
+		}
+	}
+	if strings.Contains(n, "a at ε = 2 ") {
+		t.Errorf("note %q names a point with 3 seeds", n)
+	}
+	for i := range s.Points {
+		s.Points[i].Seeds = 3
+	}
+	s.Baselines[0].Seeds = 5
+	if n := s.seedNote(); n != "" {
+		t.Errorf("all points with 3 seeds or more: note %q", n)
+	}
+}
+
+// TestRoundBand: a point's band is, at each evaluation, the mean and
+// t interval of its seeds' test accuracies (recomputed here from the
+// t quantile), clipped to [0, 1]; a run evaluated at other rounds is left
+// out, not mixed in.
+func TestRoundBand(t *testing.T) {
+	dir := t.TempDir()
+	write := func(d string, rounds []int, accs []float64) {
+		m := results.NewMetrics(filepath.Join(dir, d, "metrics.csv"))
+		for i, r := range rounds {
+			m.Add(results.MetricsRow{Round: r, TestAccuracy: accs[i]})
+		}
+		if err := m.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("s1", []int{5, 10}, []float64{0.5, 0.99})
+	write("s2", []int{5, 10}, []float64{0.52, 0.97})
+	write("odd", []int{5}, []float64{0.1})
+	b, err := roundBand(dir, []string{"s1", "s2", "odd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.seeds != 2 || len(b.rounds) != 2 || b.rounds[1] != 10 {
+		t.Fatalf("band over %d seeds, rounds %v; want 2 seeds at 5, 10", b.seeds, b.rounds)
+	}
+	// Two values 0.02 apart: s = 0.02/√2, half-width t(0.975, 1)·s/√2.
+	half := 12.706204736174707 * 0.02 / 2
+	if math.Abs(b.mean[0]-0.51) > 1e-12 || math.Abs(b.lo[0]-(0.51-half)) > 1e-9 || math.Abs(b.hi[0]-(0.51+half)) > 1e-9 {
+		t.Errorf("round 5: %g [%g, %g], want 0.51 ± %g", b.mean[0], b.lo[0], b.hi[0], half)
+	}
+	if math.Abs(b.mean[1]-0.98) > 1e-12 || math.Abs(b.lo[1]-(0.98-half)) > 1e-9 || b.hi[1] != 1 {
+		t.Errorf("round 10: %g [%g, %g], want 0.98 [%g, 1 (clipped from %g)]", b.mean[1], b.lo[1], b.hi[1], 0.98-half, 0.98+half)
+	}
+}
+
+// TestYRangeKeepsEveryCurve: the axis range holds the lowest and highest
+// value drawn, within the metric's range.
+func TestYRangeKeepsEveryCurve(t *testing.T) {
+	for _, c := range []struct{ lo, hi float64 }{{0.3, 0.9}, {0.01, 0.999}, {0.5, 0.5}} {
+		p := plot.New()
+		setYRange(p, c.lo, c.hi, "test_accuracy")
+		if p.Y.Min > c.lo || p.Y.Max < c.hi || p.Y.Min < 0 || p.Y.Max > 1 || p.Y.Min >= p.Y.Max {
+			t.Errorf("[%g, %g]: axis [%g, %g]", c.lo, c.hi, p.Y.Min, p.Y.Max)
+		}
+	}
+}
+
+// TestLegendAndNotesFit: legend columns are wide enough for their longest
+// name, and wrapped note lines fit the width and keep every word.
+func TestLegendAndNotesFit(t *testing.T) {
+	var items []legendItem
+	for _, n := range []string{"bandmf", "dpfedavg", "nonprivate (no noise)", "optimal-mf", "tree", "a much longer series name (no noise)"} {
+		items = append(items, legendItem{name: n})
+	}
+	width := columnWidth - 2*margin
+	cols, h := legendLayout(items, width)
+	sty := textStyle(tickSize)
+	for _, it := range items {
+		if legendThumb+3+sty.Width(it.name) > width/vg.Length(cols) {
+			t.Errorf("%d columns: %q does not fit", cols, it.name)
+		}
+	}
+	if rows := (len(items) + cols - 1) / cols; h != vg.Length(rows)*legendRow {
+		t.Errorf("height %v for %d rows", h, rows)
+	}
+	note := "Points: mean over seeds at the best hyperparameters (chosen on final_val_accuracy). Bars: 95% Student-t interval of the mean over seeds."
+	lines := wrap(textStyle(noteSize), note, width)
+	if len(lines) < 2 {
+		t.Errorf("note not wrapped: %q", lines)
+	}
+	for _, l := range lines {
+		if textStyle(noteSize).Width(l) > width {
+			t.Errorf("line %q wider than %v", l, width)
+		}
+	}
+	if strings.Join(lines, " ") != note {
+		t.Errorf("wrapping lost words: %q", lines)
+	}
+}
+
+// TestReportRounding: report cells are rounded for reading, epsilons to 3
+// significant digits, accuracies to 4 decimals; other values, and what is
+// not a finite number, stay as written.
+func TestReportRounding(t *testing.T) {
+	for _, c := range []struct{ col, in, want string }{
+		{"epsilon", "2.0000000000000004", "2"},
+		{"epsilon", "7.123456789", "7.12"},
+		{"population_epsilon", "1234.5", "1230"},
+		{"delta", "1e-05", "1e-05"},
+		{"noise_multiplier", "1.0581234", "1.058"},
+		{"final_accuracy", "0.9123456789", "0.9123"},
+		{"epsilon", "inf", "inf"},
+		{"seed", "3", "3"},
+		{"aggregator", "tree", "tree"},
+		{"final_accuracy", "", ""},
+	} {
+		if got := fmtCell(c.col, c.in); got != c.want {
+			t.Errorf("fmtCell(%s, %s) = %q, want %q", c.col, c.in, got, c.want)
+		}
+	}
+	if got := fmtCells("noise_multiplier", "1.23456 / 2"); got != "1.235 / 2" {
+		t.Errorf("joined values: %q", got)
+	}
+}

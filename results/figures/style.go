@@ -1,0 +1,285 @@
+package figures
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"dpfl/results"
+)
+
+// The one style of every figure: the palette, glyphs and dash patterns of
+// the series, the sizes of a paper's column and text width, the fonts, and
+// the resolution of the PNGs.
+const (
+	runDPI = 300 // PNGs written next to the PDFs
+	// reportDPI is the resolution of the copies embedded in report.html.
+	reportDPI = 110
+	// columnWidth and textWidth are a two-column paper's column and full
+	// text width.
+	columnWidth = 3.5 * vg.Inch
+	textWidth   = 7 * vg.Inch
+	titleSize   = 9 // points
+	labelSize   = 8
+	tickSize    = 7
+	noteSize    = 6.5
+	margin      = 4 // points around a figure, so that nothing touches an edge
+)
+
+// okabeIto is the Okabe-Ito colour-blind-safe palette (without its yellow,
+// which does not show on white; black last).
+var okabeIto = []color.RGBA{
+	{R: 0, G: 114, B: 178, A: 255},   // blue
+	{R: 213, G: 94, B: 0, A: 255},    // vermillion
+	{R: 0, G: 158, B: 115, A: 255},   // bluish green
+	{R: 204, G: 121, B: 167, A: 255}, // reddish purple
+	{R: 230, G: 159, B: 0, A: 255},   // orange
+	{R: 86, G: 180, B: 233, A: 255},  // sky blue
+	{R: 0, G: 0, B: 0, A: 255},       // black
+}
+
+// glyphs are the series' markers, distinct in greyscale.
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{},
+	draw.RingGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.SquareGlyph{}}
+
+// dashes are the series' line patterns (solid first).
+var dashes = [][]vg.Length{
+	nil,
+	{vg.Points(5), vg.Points(2)},
+	{vg.Points(1), vg.Points(1.5)},
+	{vg.Points(5), vg.Points(2), vg.Points(1), vg.Points(2)},
+	{vg.Points(8), vg.Points(2.5)},
+	{vg.Points(2.5), vg.Points(2.5)},
+}
+
+// seriesStyle is series i's colour, marker and line pattern: the three
+// cycle with different periods, so that any two of the first 42 series
+// differ in two of them.
+type seriesStyle struct {
+	color color.RGBA
+	glyph draw.GlyphDrawer
+	dash  []vg.Length
+}
+
+func styleOf(i int) seriesStyle {
+	return seriesStyle{okabeIto[i%len(okabeIto)], glyphs[i%len(glyphs)], dashes[i%len(dashes)]}
+}
+
+// textStyle is the figures' font at size points.
+func textStyle(size float64) text.Style {
+	return text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, vg.Points(size)), Handler: plot.DefaultTextHandler}
+}
+
+// paperPlot is an empty plot with a grid, the given labels and the
+// figures' font sizes.
+func paperPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(titleSize)
+	p.Title.Padding = vg.Points(3)
+	p.X.Label.Text, p.Y.Label.Text = x, y
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font.Size = vg.Points(labelSize)
+		a.Tick.Label.Font.Size = vg.Points(tickSize)
+		a.Label.Padding = vg.Points(2)
+	}
+	g := plotter.NewGrid()
+	g.Vertical.Color, g.Horizontal.Color = color.Gray{Y: 225}, color.Gray{Y: 225}
+	p.Add(g)
+	return p
+}
+
+// legendItem is one legend entry: a name and the thumbnails drawn beside
+// it.
+type legendItem struct {
+	name   string
+	thumbs []plot.Thumbnailer
+}
+
+// legendLayout places items in columns of equal width across a canvas of
+// the given width; it returns the number of columns and the height.
+func legendLayout(items []legendItem, width vg.Length) (cols int, height vg.Length) {
+	if len(items) == 0 {
+		return 0, 0
+	}
+	sty := textStyle(tickSize)
+	widest := vg.Length(0)
+	for _, it := range items {
+		widest = max(widest, sty.Width(it.name))
+	}
+	colW := widest + legendThumb + vg.Points(10)
+	cols = max(1, min(len(items), int(width/colW)))
+	rows := (len(items) + cols - 1) / cols
+	return cols, vg.Length(rows) * legendRow
+}
+
+const (
+	legendThumb = 26 // points: wide enough for a dash pattern and a marker
+	legendRow   = 10 // points per legend line
+)
+
+// drawLegend draws items in cols columns, row by row, from the top of c.
+func drawLegend(c draw.Canvas, items []legendItem, cols int) {
+	if cols == 0 {
+		return
+	}
+	sty := textStyle(tickSize)
+	colW := (c.Max.X - c.Min.X) / vg.Length(cols)
+	for i, it := range items {
+		row, col := i/cols, i%cols
+		x := c.Min.X + vg.Length(col)*colW
+		top := c.Max.Y - vg.Length(row)*legendRow
+		icon := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: x, Y: top - legendRow + 1.5}, Max: vg.Point{X: x + legendThumb, Y: top - 1.5}}}
+		for _, t := range it.thumbs {
+			t.Thumbnail(&icon)
+		}
+		sty.YAlign = draw.YCenter
+		c.FillText(sty, vg.Point{X: x + legendThumb + 3, Y: top - legendRow/2}, it.name)
+	}
+}
+
+// wrap breaks a note into lines no wider than width in style sty.
+func wrap(sty text.Style, note string, width vg.Length) []string {
+	var lines []string
+	for _, para := range strings.Split(note, "\n") {
+		line := ""
+		for _, w := range strings.Fields(para) {
+			try := strings.TrimSpace(line + " " + w)
+			if line != "" && sty.Width(try) > width {
+				lines = append(lines, line)
+				try = w
+			}
+			line = try
+		}
+		if line != "" {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
+// noteLine is the height of a line of notes.
+const noteLine = noteSize * 1.3
+
+// drawNotes writes lines from the top of c.
+func drawNotes(c draw.Canvas, lines []string) {
+	sty := textStyle(noteSize)
+	sty.YAlign = draw.YTop
+	for i, l := range lines {
+		c.FillText(sty, vg.Point{X: c.Min.X, Y: c.Max.Y - vg.Length(i)*noteLine}, l)
+	}
+}
+
+// figure is a drawing with its size.
+type figure struct {
+	w, h vg.Length
+	draw func(draw.Canvas)
+}
+
+// render draws f on a white background inside the figures' margin.
+func (f figure) render(c draw.Canvas) {
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+	f.draw(draw.Crop(c, margin, -margin, margin, -margin))
+}
+
+// png renders f as a PNG at dpi dots per inch.
+func (f figure) png(dpi int) ([]byte, error) {
+	img := vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(dpi))
+	f.render(draw.New(img))
+	var b bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
+		return nil, fmt.Errorf("figures: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// encode renders f in the format of path's extension: .png (runDPI), .pdf
+// or .svg.
+func (f figure) encode(path string) ([]byte, error) {
+	var c vg.CanvasWriterTo
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".png":
+		return f.png(runDPI)
+	case ".pdf":
+		c = vgpdf.New(f.w, f.h)
+	case ".svg":
+		c = vgsvg.New(f.w, f.h)
+	default:
+		return nil, fmt.Errorf("figures: %s: want a .png, .pdf or .svg file", path)
+	}
+	f.render(draw.New(c))
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return nil, fmt.Errorf("figures: %w", err)
+	}
+	return pdfDates.ReplaceAll(b.Bytes(), []byte("${1}"+fixedPDFDate+")")), nil
+}
+
+// pdfDates matches the creation and modification dates that the PDF
+// writer takes from the clock; encode replaces them by fixedPDFDate (the
+// same length, so that the file's byte offsets stay valid), so that the
+// same data gives the same file.
+var pdfDates = regexp.MustCompile(`(/(?:Creation|Mod)Date \(D:)[0-9]{14}\)`)
+
+const fixedPDFDate = "20000101000000"
+
+// save writes f to path atomically, in the format of its extension.
+func (f figure) save(path string) error {
+	b, err := f.encode(path)
+	if err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(path, b)
+}
+
+// saveBoth writes f as base.png (runDPI) and base.pdf and returns the two
+// paths.
+func (f figure) saveBoth(base string) ([]string, error) {
+	paths := []string{base + ".png", base + ".pdf"}
+	for _, p := range paths {
+		if err := f.save(p); err != nil {
+			return nil, err
+		}
+	}
+	return paths, nil
+}
+
+// metricRange is the range of an index or metrics column's values:
+// [0, 1] for accuracies, [0, +Inf) for losses and epsilons, else the whole
+// line.
+func metricRange(col string) (lo, hi float64) {
+	switch {
+	case strings.Contains(col, "accuracy"):
+		return 0, 1
+	case strings.HasSuffix(col, "loss"), strings.Contains(col, "epsilon"):
+		return 0, math.Inf(1)
+	}
+	return math.Inf(-1), math.Inf(1)
+}
+
+// clipInterval clips an interval [lo, hi] to col's range and reports
+// whether it had to (NaN bounds, no interval, stay NaN).
+func clipInterval(lo, hi float64, col string) (float64, float64, bool) {
+	rlo, rhi := metricRange(col)
+	clo, chi := math.Max(lo, rlo), math.Min(hi, rhi)
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return lo, hi, false
+	}
+	return clo, chi, clo != lo || chi != hi
+}
