@@ -28,9 +28,11 @@ model in audit_final-model.png and audit_every-round.png.
 Plots a grid's results (RESULTS_DIR/index.csv, written by dpfl grid): y
 against x with one series per -by value. Each point takes the hyperparameters
 (the varied keys other than x, the series and seed) with the best mean y over
-seeds, and shows the mean and the range over seeds; non-private runs appear as
-dashed lines. Without -o it (re)writes RESULTS_DIR's accuracy_vs_epsilon.png,
-accuracy_vs_round.png, best.csv and report.html.
+seeds, and shows the mean and its 95% t interval over seeds; non-private runs
+appear as dashed lines. Without -o it (re)writes RESULTS_DIR's
+accuracy_vs_epsilon and accuracy_vs_round (test accuracy by round, one panel
+per x value), each as .png (300 dpi) and .pdf, best.csv and report.html (the
+figures embedded, so the page stands alone).
 
 Columns: a fixed column of index.csv (epsilon, accuracy = final_accuracy,
 best = best_accuracy, loss, aggregator, seed, sigma, ...) or a varied key

@@ -2,7 +2,9 @@
 // folders' metrics.csv) into what researchers look at: accuracy against
 // epsilon per aggregator (best hyperparameters per point, mean and spread over
 // seeds), accuracy against round, a best.csv table of the plotted points and
-// a small report.html.
+// a report.html that embeds the figures. The figures are sized for a
+// two-column paper (PNG at 300 dpi and PDF; SVG on request), in one style
+// for grid and run figures (style.go).
 //
 // Every point is the mean over its seeds with a 95% Student-t confidence
 // interval (mean ± t(0.975, n−1)·s/√n, s the sample standard deviation;
