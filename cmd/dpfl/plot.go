@@ -23,7 +23,7 @@ run_epsilon.png, and, with a participation.json, the number of clients
 against their participations into run_participation.png; each also as a PDF
 (.pdf), the PNGs at 300 dpi. A run with audit.canaries also gets the
 histograms of the inserted and held-out canaries' statistics for each threat
-model in audit_final-model.png and audit_every-round.png.
+model in audit_final-model and audit_every-round (.png and .pdf as well).
 
 Plots a grid's results (RESULTS_DIR/index.csv, written by dpfl grid): y
 against x with one series per -by value. Each point takes the hyperparameters

@@ -8,8 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
@@ -42,13 +42,14 @@ func HasAudit(dir string) bool {
 }
 
 // AuditFigureName is the file name of a threat model's histogram
-// ("final-model" → audit_final-model.png).
+// ("final-model" → audit_final-model.png; also written as .pdf).
 func AuditFigureName(threat string) string { return "audit_" + threat + ".png" }
 
 // WriteAudit draws, for each threat model of dir/audit.json, the histograms
 // of the inserted and the held-out canaries' statistics (normalized to unit
-// area, on common bins) into dir/audit_THREAT.png, with the estimate, its
-// interval and the reported epsilon in the title; it returns the paths.
+// area, on common bins) into dir/audit_THREAT.png (300 dpi) and .pdf, with
+// the estimate, its interval and the reported epsilon in the title; it
+// returns the paths.
 func WriteAudit(dir string) ([]string, error) {
 	b, err := os.ReadFile(filepath.Join(dir, AuditFile))
 	if err != nil {
@@ -70,10 +71,15 @@ func WriteAudit(dir string) ([]string, error) {
 		}
 		title := fmt.Sprintf("canary statistics, %s: empirical ε %s [%s, %s] at δ = %g; reported ε %s",
 			e.ThreatModel, fmtEps(e.Epsilon), fmtEps(e.Low), fmtEps(e.High), rec.Delta, reported)
-		if err := plotHistograms(path, title, e.ThreatModel, e.Inserted, e.HeldOut); err != nil {
+		f, err := plotHistograms(title, e.ThreatModel, e.Inserted, e.HeldOut)
+		if err != nil {
 			return nil, err
 		}
-		paths = append(paths, path)
+		ps, err := f.saveBoth(strings.TrimSuffix(path, ".png"))
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, ps...)
 	}
 	return paths, nil
 }
@@ -86,10 +92,12 @@ func fmtEps(f results.Float) string {
 	return fmt.Sprintf("%.3g", x)
 }
 
-// plotHistograms draws the two groups' normalized histograms on common bins.
-func plotHistograms(path, title, threat string, inserted, heldOut []float64) error {
+// plotHistograms draws the two groups' normalized histograms on common
+// bins, in the figures' style (palette, fonts, the title wrapped to the
+// width).
+func plotHistograms(title, threat string, inserted, heldOut []float64) (figure, error) {
 	if len(inserted) == 0 || len(heldOut) == 0 {
-		return errors.New("figures: audit: a group of canaries has no statistics")
+		return figure{}, errors.New("figures: audit: a group of canaries has no statistics")
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, xs := range [][]float64{inserted, heldOut} {
@@ -117,24 +125,21 @@ func plotHistograms(path, title, threat string, inserted, heldOut []float64) err
 		}
 		return pts
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(9)
-	p.X.Label.Text = "statistic (" + threat + ")"
-	p.Y.Label.Text = "density"
+	w, h := 6*vg.Inch, 3.5*vg.Inch
+	p := paperPlot(strings.Join(wrap(textStyle(titleSize), title, w-2*margin), "\n"), "statistic ("+threat+")", "density")
 	p.Legend.Top, p.Legend.Left = true, true
-	p.Add(plotter.NewGrid())
+	p.Legend.TextStyle.Font.Size = vg.Points(labelSize)
 	for _, g := range []struct {
 		name string
 		xs   []float64
 		col  color.RGBA
 	}{
-		{fmt.Sprintf("held out (%d)", len(heldOut)), heldOut, color.RGBA{R: 31, G: 119, B: 180, A: 255}},
-		{fmt.Sprintf("inserted (%d)", len(inserted)), inserted, color.RGBA{R: 214, G: 39, B: 40, A: 255}},
+		{fmt.Sprintf("held out (%d)", len(heldOut)), heldOut, okabeIto[0]},
+		{fmt.Sprintf("inserted (%d)", len(inserted)), inserted, okabeIto[1]},
 	} {
 		l, err := plotter.NewLine(hist(g.xs))
 		if err != nil {
-			return fmt.Errorf("figures: %w", err)
+			return figure{}, fmt.Errorf("figures: %w", err)
 		}
 		l.Color = g.col
 		l.Width = vg.Points(1.5)
@@ -142,8 +147,6 @@ func plotHistograms(path, title, threat string, inserted, heldOut []float64) err
 		p.Add(l)
 		p.Legend.Add(g.name, l)
 	}
-	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
-		return fmt.Errorf("figures: %w", err)
-	}
-	return nil
+	p.Y.Min, p.Y.Max = 0, 1.2*p.Y.Max // room for the legend above the bars
+	return figure{w, h, p.Draw}, nil
 }

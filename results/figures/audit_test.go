@@ -38,8 +38,12 @@ func TestWriteAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 2 || filepath.Base(paths[0]) != "audit_every-round.png" || filepath.Base(paths[1]) != "audit_final-model.png" {
-		t.Fatalf("paths %v", paths)
+	var names []string
+	for _, p := range paths {
+		names = append(names, filepath.Base(p))
+	}
+	if want := "audit_every-round.png audit_every-round.pdf audit_final-model.png audit_final-model.pdf"; strings.Join(names, " ") != want {
+		t.Fatalf("paths %v, want %s", names, want)
 	}
 	for _, p := range paths {
 		if st, err := os.Stat(p); err != nil || st.Size() < 1000 {
