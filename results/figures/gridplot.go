@@ -221,8 +221,13 @@ func (s *Summary) epsilonFigure() (figure, error) {
 		items = append(items, item)
 	}
 	setXRange(p, xlo, xhi, gap, logX)
+	notes := []string{s.barNote(clipped, len(withPoints) > 1), s.seedNote()}
+	if len(withPoints) == 0 { // only non-private runs: their lines, on no x scale
+		p.X.Min, p.X.Max, p.X.Scale, p.X.Tick.Marker = 0, 1, plot.LinearScale{}, plot.ConstantTicks{}
+		notes[0] = "No private runs to plot: only the runs without noise (mean over seeds)."
+	}
 	for _, b := range s.Baselines {
-		if len(s.Points) == 0 || math.IsInf(b.Mean, 0) {
+		if math.IsInf(b.Mean, 0) {
 			continue
 		}
 		item, err := addBaseline(p, b, styleOf(slices.Index(series, b.Series)))
@@ -233,7 +238,6 @@ func (s *Summary) epsilonFigure() (figure, error) {
 		ylo, yhi = math.Min(ylo, b.Mean), math.Max(yhi, b.Mean)
 	}
 	setYRange(p, ylo, yhi, s.YCol)
-	notes := []string{s.barNote(clipped, len(withPoints) > 1), s.seedNote()}
 	return compose(columnWidth, plotHeight, items, notes, p.Draw), nil
 }
 

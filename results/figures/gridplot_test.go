@@ -3,6 +3,7 @@ package figures
 import (
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -234,5 +235,59 @@ func TestReportRounding(t *testing.T) {
 	}
 	if got := fmtCells("noise_multiplier", "1.23456 / 2"); got != "1.235 / 2" {
 		t.Errorf("joined values: %q", got)
+	}
+}
+
+// TestWriteSmallGrids: the figures are drawn for grids at the edges: only
+// non-private runs, a single point of one seed, and y a loss with a
+// diverged (+Inf) point, which best.csv keeps but the figure leaves out.
+func TestWriteSmallGrids(t *testing.T) {
+	type run struct {
+		eps, agg, seed string
+		acc, loss      float64
+	}
+	write := func(runs []run) string {
+		dir := t.TempDir()
+		header := append(append([]string{}, results.IndexFixedColumns...), "privacy.epsilon")
+		var rows [][]string
+		for i, r := range runs {
+			d := "run-" + strconv.Itoa(i)
+			row := map[string]string{"run_id": d, "dir": d, "status": "complete", "aggregator": r.agg, "seed": r.seed,
+				"epsilon": r.eps, "final_accuracy": strconv.FormatFloat(r.acc, 'g', -1, 64),
+				"final_test_loss": strconv.FormatFloat(r.loss, 'g', -1, 64)}
+			var rec []string
+			for _, h := range results.IndexFixedColumns {
+				rec = append(rec, row[h])
+			}
+			rows = append(rows, append(rec, r.eps))
+			m := results.NewMetrics(filepath.Join(dir, d, "metrics.csv"))
+			m.Add(results.MetricsRow{Round: 1, TestAccuracy: r.acc / 2})
+			m.Add(results.MetricsRow{Round: 2, TestAccuracy: r.acc})
+			if err := m.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := results.WriteCSV(filepath.Join(dir, "index.csv"), header, rows); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	for name, c := range map[string]struct {
+		runs []run
+		o    Options
+	}{
+		"non-private only": {[]run{{"inf", "dpfedavg", "1", 0.9, 0.1}, {"inf", "dpfedavg", "2", 0.8, 0.2}}, Options{}},
+		"one point":        {[]run{{"4", "tree", "1", 0.7, 0.3}}, Options{}},
+		"diverged loss":    {[]run{{"4", "tree", "1", 0.7, 0.3}, {"8", "tree", "1", 0, math.Inf(1)}, {"8", "dpfedavg", "1", 0.5, 0.5}}, Options{Y: "loss"}},
+	} {
+		dir := write(c.runs)
+		paths, err := Write(dir, c.o)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if len(paths) != 6 {
+			t.Errorf("%s: paths %v", name, paths)
+		}
 	}
 }
