@@ -3,6 +3,7 @@ package figures
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -289,5 +290,30 @@ func TestWriteSmallGrids(t *testing.T) {
 		if len(paths) != 6 {
 			t.Errorf("%s: paths %v", name, paths)
 		}
+	}
+}
+
+// TestSeriesStylesDistinct: any two of the first 24 series differ in at
+// least two of colour, marker and dash pattern, and in marker or pattern
+// (what greyscale keeps).
+func TestSeriesStylesDistinct(t *testing.T) {
+	for i := range 24 {
+		for j := range i {
+			a, b := styleOf(i), styleOf(j)
+			sameGlyph := a.glyph == b.glyph
+			sameDash := slices.Equal(a.dash, b.dash)
+			same := 0
+			for _, s := range []bool{a.color == b.color, sameGlyph, sameDash} {
+				if s {
+					same++
+				}
+			}
+			if same > 1 || (sameGlyph && sameDash) {
+				t.Errorf("series %d and %d share %d of colour, marker, dash", i, j, same)
+			}
+		}
+	}
+	if a, b := styleOf(0), styleOf(24); a.glyph != b.glyph || !slices.Equal(a.dash, b.dash) {
+		t.Error("negative control: series 0 and 24 should share marker and dash (periods 8 and 6)")
 	}
 }

@@ -67,8 +67,8 @@ var dashes = [][]vg.Length{
 }
 
 // seriesStyle is series i's colour, marker and line pattern: the three
-// cycle with different periods, so that any two of the first 42 series
-// differ in two of them.
+// cycle with periods 7, 8 and 6, so that any two of the first 24 series
+// differ in at least two of them (in greyscale, in marker or pattern).
 type seriesStyle struct {
 	color color.RGBA
 	glyph draw.GlyphDrawer
