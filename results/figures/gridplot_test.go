@@ -1,6 +1,8 @@
 package figures
 
 import (
+	"bytes"
+	"image/color"
 	"math"
 	"path/filepath"
 	"slices"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/image/font/sfnt"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
@@ -315,5 +318,42 @@ func TestSeriesStylesDistinct(t *testing.T) {
 	}
 	if a, b := styleOf(0), styleOf(24); a.glyph != b.glyph || !slices.Equal(a.dash, b.dash) {
 		t.Error("negative control: series 0 and 24 should share marker and dash (periods 8 and 6)")
+	}
+}
+
+// TestPDFText: the PDFs draw text as glyph outlines (no font object, whose
+// code page 1252 has no ε or δ), the figures' font has those glyphs, and
+// translucent colours reach the PDF writer with straight (not
+// premultiplied) components.
+func TestPDFText(t *testing.T) {
+	dir := writeGrid(t)
+	s, err := Summarize(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.epsilonFigure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.encode("x.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("%PDF-")) || bytes.Contains(b, []byte("/Type /Font")) || bytes.Contains(b, []byte("/FontFile")) {
+		t.Errorf("PDF (%d bytes) has a font object or is no PDF", len(b))
+	}
+	face := plot.DefaultTextHandler.Cache().Lookup(textStyle(labelSize).Font, vg.Points(labelSize))
+	var buf sfnt.Buffer
+	for _, r := range "εδσ" {
+		if idx, err := face.Face.GlyphIndex(&buf, r); err != nil || idx == 0 {
+			t.Errorf("font has no glyph for %q: %v", r, err)
+		}
+	}
+	r, g, bl, a := straightAlpha(color.NRGBA{R: 0, G: 114, B: 178, A: 56}).RGBA()
+	if r != 0 || g != 114*0x101 || bl != 178*0x101 || a != 56*0x101 {
+		t.Errorf("straight components %d %d %d %d", r, g, bl, a)
+	}
+	if _, g2, _, _ := (color.NRGBA{R: 0, G: 114, B: 178, A: 56}).RGBA(); g2 == g {
+		t.Error("negative control: the premultiplied green should differ")
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strings"
 
+	xfont "golang.org/x/image/font"
+	"golang.org/x/image/font/sfnt"
+	"golang.org/x/image/math/fixed"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -217,7 +220,7 @@ func (f figure) encode(path string) ([]byte, error) {
 	case ".png":
 		return f.png(runDPI)
 	case ".pdf":
-		c = vgpdf.New(f.w, f.h)
+		c = outlinePDF{vgpdf.New(f.w, f.h)}
 	case ".svg":
 		c = vgsvg.New(f.w, f.h)
 	default:
@@ -282,4 +285,83 @@ func clipInterval(lo, hi float64, col string) (float64, float64, bool) {
 		return lo, hi, false
 	}
 	return clo, chi, clo != lo || chi != hi
+}
+
+// outlinePDF is a PDF canvas that draws text as filled glyph outlines and
+// gives translucent colours their own colour. The PDF writer encodes text
+// in code page 1252, which has no ε, δ or σ (they came out as "Îµ");
+// outlines draw every glyph the font has, stay vector, and need no
+// embedded font. It also takes a colour's premultiplied components as the
+// colour, which darkens a translucent band to grey.
+type outlinePDF struct{ *vgpdf.Canvas }
+
+// SetColor passes the colour with its components not premultiplied by its
+// alpha.
+func (c outlinePDF) SetColor(clr color.Color) {
+	if clr == nil {
+		clr = color.Black
+	}
+	c.Canvas.SetColor(straightAlpha(color.NRGBAModel.Convert(clr).(color.NRGBA)))
+}
+
+// straightAlpha is a colour whose RGBA method returns the components not
+// premultiplied by alpha, which is what the PDF writer expects.
+type straightAlpha color.NRGBA
+
+// RGBA implements color.Color.
+func (c straightAlpha) RGBA() (r, g, b, a uint32) {
+	return uint32(c.R) * 0x101, uint32(c.G) * 0x101, uint32(c.B) * 0x101, uint32(c.A) * 0x101
+}
+
+// FillString draws str's glyphs from pt (the left end of its baseline)
+// with the advances and kerning that font.Face.Width measures, so that
+// alignment computed from it holds.
+func (c outlinePDF) FillString(f font.Face, pt vg.Point, str string) {
+	if f.Font.Size == 0 || f.Face == nil {
+		return
+	}
+	var buf sfnt.Buffer
+	ppem := fixed.Int26_6(f.Face.UnitsPerEm()) // glyph coordinates in font units
+	scale := float64(f.Font.Size) / float64(ppem)
+	var path vg.Path
+	var pen fixed.Int26_6
+	var prev sfnt.GlyphIndex
+	for i, r := range []rune(str) {
+		idx, err := f.Face.GlyphIndex(&buf, r)
+		if err != nil {
+			continue
+		}
+		if k, err := f.Face.Kern(&buf, prev, idx, ppem, xfont.HintingNone); i > 0 && err == nil {
+			pen += k
+		}
+		at := func(p fixed.Point26_6) vg.Point {
+			return vg.Point{X: pt.X + vg.Length(float64(pen+p.X)*scale), Y: pt.Y - vg.Length(float64(p.Y)*scale)}
+		}
+		segs, err := f.Face.LoadGlyph(&buf, idx, ppem, nil)
+		for j, sg := range segs {
+			switch sg.Op {
+			case sfnt.SegmentOpMoveTo:
+				if j > 0 {
+					path.Close()
+				}
+				path.Move(at(sg.Args[0]))
+			case sfnt.SegmentOpLineTo:
+				path.Line(at(sg.Args[0]))
+			case sfnt.SegmentOpQuadTo:
+				path.QuadTo(at(sg.Args[0]), at(sg.Args[1]))
+			case sfnt.SegmentOpCubeTo:
+				path.CubeTo(at(sg.Args[0]), at(sg.Args[1]), at(sg.Args[2]))
+			}
+		}
+		if err == nil && len(segs) > 0 {
+			path.Close()
+		}
+		if adv, err := f.Face.GlyphAdvance(&buf, idx, ppem, xfont.HintingNone); err == nil {
+			pen += adv
+		}
+		prev = idx
+	}
+	if len(path) > 0 {
+		c.Fill(path)
+	}
 }
