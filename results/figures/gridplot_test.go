@@ -2,7 +2,9 @@ package figures
 
 import (
 	"bytes"
+	"encoding/binary"
 	"image/color"
+	"image/png"
 	"math"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"golang.org/x/image/font/sfnt"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"dpfl/results"
 )
@@ -355,5 +358,36 @@ func TestPDFText(t *testing.T) {
 	}
 	if _, g2, _, _ := (color.NRGBA{R: 0, G: 114, B: 178, A: 56}).RGBA(); g2 == g {
 		t.Error("negative control: the premultiplied green should differ")
+	}
+}
+
+// TestPNGResolution: the PNGs record their resolution (pHYs, pixels per
+// metre) and still decode (the chunk's CRC holds); the figure's pixel width
+// is its width in inches times the resolution.
+func TestPNGResolution(t *testing.T) {
+	f := figure{w: columnWidth, h: 2 * vg.Inch, draw: func(draw.Canvas) {}}
+	for _, dpi := range []int{runDPI, reportDPI} {
+		b, err := f.png(dpi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%d dpi: %v", dpi, err)
+		}
+		if want := int(math.Round(float64(columnWidth/vg.Inch) * float64(dpi))); img.Bounds().Dx() != want {
+			t.Errorf("%d dpi: %d px wide, want %d", dpi, img.Bounds().Dx(), want)
+		}
+		i := bytes.Index(b, []byte("pHYs"))
+		if i < 0 || len(b) < i+13 {
+			t.Fatalf("%d dpi: no pHYs chunk", dpi)
+		}
+		x, y, unit := binary.BigEndian.Uint32(b[i+4:]), binary.BigEndian.Uint32(b[i+8:]), b[i+12]
+		if got := float64(x) * 0.0254; unit != 1 || x != y || math.Abs(got-float64(dpi)) > 0.01 {
+			t.Errorf("pHYs %d×%d per unit %d = %.2f dpi, want %d", x, y, unit, got, dpi)
+		}
+	}
+	if got := withDPI([]byte("not a png"), 300); string(got) != "not a png" {
+		t.Errorf("non-PNG bytes changed: %q", got)
 	}
 }

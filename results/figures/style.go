@@ -2,11 +2,14 @@ package figures
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"image/color"
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	xfont "golang.org/x/image/font"
@@ -209,7 +212,25 @@ func (f figure) png(dpi int) ([]byte, error) {
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("figures: %w", err)
 	}
-	return b.Bytes(), nil
+	return withDPI(b.Bytes(), dpi), nil
+}
+
+// withDPI inserts a pHYs chunk recording dpi after a PNG's header chunk
+// (the encoder writes none), so that a document includes the figure at its
+// drawn size.
+func withDPI(p []byte, dpi int) []byte {
+	const ihdrEnd = 8 + 4 + 4 + 13 + 4 // signature, IHDR length, type, data, CRC
+	if len(p) < ihdrEnd || string(p[12:16]) != "IHDR" {
+		return p
+	}
+	ppm := uint32(math.Round(float64(dpi) / 0.0254)) // pixels per metre
+	chunk := binary.BigEndian.AppendUint32(nil, 9)
+	chunk = append(chunk, "pHYs"...)
+	chunk = binary.BigEndian.AppendUint32(chunk, ppm)
+	chunk = binary.BigEndian.AppendUint32(chunk, ppm)
+	chunk = append(chunk, 1) // the unit is the metre
+	chunk = binary.BigEndian.AppendUint32(chunk, crc32.ChecksumIEEE(chunk[4:]))
+	return slices.Concat(p[:ihdrEnd], chunk, p[ihdrEnd:])
 }
 
 // encode renders f in the format of path's extension: .png (runDPI), .pdf
