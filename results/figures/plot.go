@@ -26,8 +26,8 @@ const (
 	ReportFile    = "report.html"
 )
 
-// Write summarizes dir's grid and writes the figures, best.csv and
-// report.html into it; it returns the paths written.
+// Write summarizes dir's grid and writes the figures, best.csv,
+// report.html and comparisons.csv into it; it returns the paths written.
 func Write(dir string, o Options) ([]string, error) {
 	s, err := Summarize(dir, o)
 	if err != nil {
@@ -46,7 +46,11 @@ func Write(dir string, o Options) ([]string, error) {
 	if err := s.Report(dir, paths[3], []string{EpsilonFigure, RoundFigure}); err != nil {
 		return nil, err
 	}
-	return paths, nil
+	cmp := filepath.Join(dir, ComparisonsTable)
+	if err := s.WriteComparisons(cmp); err != nil {
+		return nil, err
+	}
+	return append(paths, cmp), nil
 }
 
 // errPoints is an XY series with asymmetric Y errors.
