@@ -74,21 +74,35 @@ type Point struct {
 	Min    float64
 	Max    float64
 	// CILow and CIHigh bound the 95% Student-t confidence interval of the
-	// mean over seeds (NaN for one seed).
+	// mean over the reported seeds (NaN for one seed).
 	CILow, CIHigh float64
-	Seeds         int
+	// Seeds counts the reported seeds: the chosen setting's seeds that took
+	// no part in choosing it (see Summary.best); PerSeed holds their y.
+	Seeds   int
+	PerSeed []SeedValue
+	// Tuning lists the seeds that chose the hyperparameters (nil when the
+	// point had one setting). TunedOnReported is set when every seed took
+	// part in the choice (a full grid), so the reported mean includes them.
+	Tuning          []string
+	TunedOnReported bool
 	// Selected is the mean of the selection column (Summary.SelectCol) over
-	// the seeds, which chose the hyperparameters.
+	// the tuning seeds, which chose the hyperparameters.
 	Selected float64
 	Hyper    string // the chosen hyperparameters ("server.lr=1, ...")
 	// Edges names the chosen hyperparameters whose value is the lowest or
 	// highest numeric value tried at this point ("client.lr=0.1 (lowest of
 	// 4)"): the grid should be widened there.
 	Edges []string
-	Dirs  []string // run folders of the chosen runs
+	Dirs  []string // run folders of the reported runs
 	// The chosen runs' privacy, from index.csv (distinct values joined by
 	// " / "; empty where the index does not have the column).
 	Delta, Accountant, Sigma, Sensitivity, Participation string
+}
+
+// SeedValue is one reported seed's y at a point.
+type SeedValue struct {
+	Seed string
+	Y    float64
 }
 
 // Summary is a grid's plotted data.
@@ -309,44 +323,88 @@ func (s *Summary) labels(t *results.Table) {
 
 // best is the point k with its best hyperparameter setting (highest mean
 // of the selection column over the seeds every setting ran, lowest when
-// lower is better; ties go to the first setting in sorted order), with y
-// averaged over all its seeds. The seeds every setting ran are all of them
-// in a full grid; under a grid's tune: section they are the tuning seeds,
-// whose choice the other seeds then confirm (experiments.TuneConfig).
+// lower is better; ties go to the first setting in sorted order). The
+// seeds every setting ran are all of them in a full grid; under a grid's
+// tune: section they are the tuning seeds (experiments.TuneConfig).
+//
+// y is reported over the chosen setting's held-out seeds: those that did
+// not take part in the choice. A point with one setting chose nothing and
+// reports all its seeds; a point whose every seed tried every setting (a
+// full grid) has no held-out seed, so it reports all of them and is marked
+// TunedOnReported.
 func (s *Summary) best(t *results.Table, k seriesX, settings map[string][]int, lower bool) Point {
-	var best *Point
 	hypers := make([]string, 0, len(settings))
 	for h := range settings {
 		hypers = append(hypers, h)
 	}
 	slices.Sort(hypers)
 	common := commonSeeds(t, settings)
+	chosen, bestSel := "", 0.0
 	for _, h := range hypers {
-		rows := settings[h]
-		p := Point{Series: k.series, X: k.x, Min: math.Inf(1), Max: math.Inf(-1), Seeds: len(rows), Hyper: h}
-		ys := make([]float64, 0, len(rows))
-		nsel := 0
-		for _, i := range rows {
-			y := value(t, i, s.YCol)
-			ys = append(ys, y)
-			p.Min, p.Max = min(p.Min, y), max(p.Max, y)
+		sel, nsel := 0.0, 0
+		for _, i := range settings[h] {
 			if common[t.Get(i, "seed")] {
-				p.Selected += value(t, i, s.SelectCol)
+				sel += value(t, i, s.SelectCol)
 				nsel++
 			}
-			p.Dirs = append(p.Dirs, t.Get(i, "dir"))
 		}
-		p.Selected /= float64(max(1, nsel))
-		p.Mean, p.CILow, p.CIHigh = meanCI(ys)
-		p.Delta, p.Accountant = distinct(t, rows, "delta"), distinct(t, rows, "accountant")
-		p.Sigma, p.Sensitivity = distinct(t, rows, "noise_multiplier"), distinct(t, rows, "sensitivity")
-		p.Participation = distinct(t, rows, "participation")
-		if best == nil || (!lower && p.Selected > best.Selected) || (lower && p.Selected < best.Selected) {
-			best = &p
+		sel /= float64(max(1, nsel))
+		if chosen == "" || (!lower && sel > bestSel) || (lower && sel < bestSel) {
+			chosen, bestSel = h, sel
 		}
 	}
-	best.Edges = s.edges(t, best.Hyper, settings)
-	return *best
+	rows := settings[chosen]
+	p := Point{Series: k.series, X: k.x, Min: math.Inf(1), Max: math.Inf(-1), Hyper: chosen, Selected: bestSel}
+	reported := heldOut(t, rows, common, len(settings) > 1)
+	if len(reported) == 0 {
+		reported, p.TunedOnReported = rows, true
+	}
+	if len(settings) > 1 {
+		p.Tuning = seedList(t, rows, common, true)
+	}
+	ys := make([]float64, 0, len(reported))
+	for _, i := range reported {
+		y := value(t, i, s.YCol)
+		ys = append(ys, y)
+		p.Min, p.Max = min(p.Min, y), max(p.Max, y)
+		p.Dirs = append(p.Dirs, t.Get(i, "dir"))
+		p.PerSeed = append(p.PerSeed, SeedValue{Seed: t.Get(i, "seed"), Y: y})
+	}
+	p.Seeds = len(reported)
+	p.Mean, p.CILow, p.CIHigh = meanCI(ys)
+	p.Delta, p.Accountant = distinct(t, rows, "delta"), distinct(t, rows, "accountant")
+	p.Sigma, p.Sensitivity = distinct(t, rows, "noise_multiplier"), distinct(t, rows, "sensitivity")
+	p.Participation = distinct(t, rows, "participation")
+	p.Edges = s.edges(t, chosen, settings)
+	return p
+}
+
+// heldOut returns the rows whose seed is not a tuning seed (all rows when
+// nothing was tuned).
+func heldOut(t *results.Table, rows []int, tuning map[string]bool, tuned bool) []int {
+	if !tuned {
+		return rows
+	}
+	var out []int
+	for _, i := range rows {
+		if !tuning[t.Get(i, "seed")] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// seedList returns the sorted distinct seeds of rows that are (in = true)
+// or are not in set.
+func seedList(t *results.Table, rows []int, set map[string]bool, in bool) []string {
+	var out []string
+	for _, i := range rows {
+		if sd := t.Get(i, "seed"); set[sd] == in && !slices.Contains(out, sd) {
+			out = append(out, sd)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // commonSeeds is the set of seeds that every setting of a point ran (all

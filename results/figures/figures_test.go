@@ -141,7 +141,7 @@ func TestWriteFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{EpsilonFigure + ".png", EpsilonFigure + ".pdf", RoundFigure + ".png", RoundFigure + ".pdf", BestTable, ReportFile}
+	want := []string{EpsilonFigure + ".png", EpsilonFigure + ".pdf", RoundFigure + ".png", RoundFigure + ".pdf", BestTable, ReportFile, ComparisonsTable}
 	if len(paths) != len(want) {
 		t.Fatalf("paths %v, want %v", paths, want)
 	}

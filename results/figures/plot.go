@@ -24,9 +24,9 @@ const (
 	ReportFile    = "report.html"
 )
 
-// Write summarizes dir's grid and writes the figures, best.csv and
-// report.html (the figures embedded) into it; it returns the paths
-// written.
+// Write summarizes dir's grid and writes the figures, best.csv,
+// report.html (the figures embedded) and comparisons.csv into it; it
+// returns the paths written.
 func Write(dir string, o Options) ([]string, error) {
 	s, err := Summarize(dir, o)
 	if err != nil {
@@ -64,7 +64,11 @@ func Write(dir string, o Options) ([]string, error) {
 	if err := s.Report(dir, paths[len(paths)-1], embed); err != nil {
 		return nil, err
 	}
-	return paths, nil
+	cmp := filepath.Join(dir, ComparisonsTable)
+	if err := s.WriteComparisons(cmp); err != nil {
+		return nil, err
+	}
+	return append(paths, cmp), nil
 }
 
 // embedded is a figure's PNG for report.html, which embeds it as a data
