@@ -111,10 +111,26 @@ func (s *Summary) seedNote() string {
 	if len(few) == 0 {
 		return ""
 	}
+	if all := append(append([]Point{}, s.Points...), s.Baselines...); len(few) == len(all) && sameSeeds(all) {
+		if all[0].Seeds == 1 {
+			return "Every point has 1 seed, so no interval."
+		}
+		return fmt.Sprintf("Every point has %d seeds, so its interval is wide.", all[0].Seeds)
+	}
 	if len(few) > 6 {
 		few = append(few[:5], fmt.Sprintf("and %d more", len(few)-5))
 	}
 	return "Fewer than 3 seeds, so a wide interval (2 seeds) or none (1 seed): " + strings.Join(few, ", ") + "."
+}
+
+// sameSeeds reports whether every point has the same number of seeds.
+func sameSeeds(pts []Point) bool {
+	for _, p := range pts {
+		if p.Seeds != pts[0].Seeds {
+			return false
+		}
+	}
+	return true
 }
 
 func plural(n int) string {
@@ -243,9 +259,14 @@ func (s *Summary) epsilonFigure() (figure, error) {
 
 // barNote says what the points and bars of the epsilon figure are.
 func (s *Summary) barNote(clipped, several bool) string {
-	chosen := ""
-	if s.SelectCol != s.YCol {
-		chosen = " (chosen on " + s.SelectCol + ")"
+	points := "mean over seeds"
+	for _, p := range s.Points {
+		switch {
+		case p.TunedOnReported:
+			points = "mean over seeds at the best hyperparameters (chosen on " + s.SelectCol + " of the same seeds)"
+		case len(p.Tuning) > 0 && points == "mean over seeds":
+			points = "mean over the held-out seeds at the hyperparameters the tuning seeds chose (on " + s.SelectCol + ")"
+		}
 	}
 	clip := ""
 	if lo, hi := metricRange(s.YCol); clipped {
@@ -255,8 +276,7 @@ func (s *Summary) barNote(clipped, several bool) string {
 	if several {
 		side = " Series at the same " + shortLabel(s.XCol) + " are drawn side by side."
 	}
-	return fmt.Sprintf("Points: mean over seeds at the best hyperparameters%s. Bars: 95%% Student-t interval of the mean over seeds%s.%s",
-		chosen, clip, side)
+	return fmt.Sprintf("Points: %s. Bars: 95%% Student-t interval of the mean%s.%s", points, clip, side)
 }
 
 // drawn reports whether a point is drawn (a diverged run's +Inf loss is

@@ -108,7 +108,7 @@ func TestClipInterval(t *testing.T) {
 	if top := e.XYs[0].Y + e.YErrors[0].High; !clipped || math.Abs(top-1) > 1e-12 {
 		t.Errorf("bar top %g (clipped %v), want 1", top, clipped)
 	}
-	if n := s.barNote(clipped, false); !strings.Contains(n, "95% Student-t interval of the mean over seeds, clipped to [0, 1]") {
+	if n := s.barNote(clipped, false); !strings.Contains(n, "95% Student-t interval of the mean, clipped to [0, 1]") {
 		t.Errorf("note %q", n)
 	}
 	if n := s.barNote(false, false); strings.Contains(n, "clipped") {
@@ -389,5 +389,36 @@ func TestPNGResolution(t *testing.T) {
 	}
 	if got := withDPI([]byte("not a png"), 300); string(got) != "not a png" {
 		t.Errorf("non-PNG bytes changed: %q", got)
+	}
+}
+
+// TestBarNoteSeeds: the note says whose mean a point is — the held-out
+// seeds under a tune: section, the same seeds that chose in a full grid,
+// every seed where nothing was chosen — and names a common seed count once.
+func TestBarNoteSeeds(t *testing.T) {
+	base := Summary{YCol: "final_accuracy", SelectCol: "final_val_accuracy", XCol: "privacy.epsilon"}
+	cases := []struct {
+		p    Point
+		want string
+	}{
+		{Point{Series: "a", X: 2, Seeds: 2, Tuning: []string{"1"}}, "mean over the held-out seeds"},
+		{Point{Series: "a", X: 2, Seeds: 3, Tuning: []string{"1", "2", "3"}, TunedOnReported: true}, "of the same seeds"},
+		{Point{Series: "a", X: 2, Seeds: 3}, "Points: mean over seeds."},
+	}
+	for _, c := range cases {
+		s := base
+		s.Points = []Point{c.p, {Series: "b", X: 2, Seeds: c.p.Seeds, Tuning: c.p.Tuning, TunedOnReported: c.p.TunedOnReported}}
+		if n := s.barNote(false, false); !strings.Contains(n, c.want) {
+			t.Errorf("%+v: note %q, want %q", c.p, n, c.want)
+		}
+		if c.p.Seeds == 2 {
+			if n := s.seedNote(); n != "Every point has 2 seeds, so its interval is wide." {
+				t.Errorf("seed note %q", n)
+			}
+			s.Points[1].Seeds = 3 // negative control: not every point
+			if n := s.seedNote(); !strings.Contains(n, "a at ε = 2 (2 seeds)") {
+				t.Errorf("seed note %q", n)
+			}
+		}
 	}
 }
