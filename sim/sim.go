@@ -324,7 +324,7 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 	if s.AGD != nil {
 		rep, err = s.AGD.Gradient(t, deltas, len(r.theta))
 	} else {
-		rep, err = s.Aggregator.Aggregate(r.update, t, deltas)
+		rep, err = aggregators.Aggregate(s.Aggregator, r.update, t, deltas)
 	}
 	for _, c := range canary {
 		if c {
