@@ -46,7 +46,7 @@ type recorder struct {
 
 // newRecorder prepares the records of a run: it resumes from the
 // checkpoint when its metrics check out (setting spec.Resume), and sets the
-// spec's checkpointing.
+// spec's checkpointing (a sim.Checkpoints callback).
 func (p *Plan) newRecorder(rd *runDir, opts Options, spec *sim.Spec, aud *auditor) (*recorder, error) {
 	cfg, acc := p.Config, &p.Privacy
 	r := &recorder{p: p, rd: rd, opts: opts, metrics: results.NewMetrics(filepath.Join(rd.dir, "metrics.csv")),
@@ -71,11 +71,11 @@ func (p *Plan) newRecorder(rd *runDir, opts Options, spec *sim.Spec, aud *audito
 	}
 	r.start = time.Now()
 	if opts.CheckpointEvery >= 0 && !cfg.AGD() { // dp-agd's ledger and budgets are not checkpointed: it reruns from the start
-		spec.CheckpointEvery = opts.CheckpointEvery
-		if spec.CheckpointEvery == 0 {
-			spec.CheckpointEvery = cfg.Eval.Every
+		every := opts.CheckpointEvery
+		if every == 0 {
+			every = cfg.Eval.Every
 		}
-		spec.Checkpoint = r.checkpoint
+		spec.Callbacks = append(spec.Callbacks, &sim.Checkpoints{Every: every, Save: r.checkpoint})
 	}
 	return r, nil
 }
@@ -116,7 +116,7 @@ func (r *recorder) resume() {
 	logf(r.opts.Log, "%s: resuming after round %d of %d", dir, ck.Round, cfg.Rounds)
 }
 
-// checkpoint saves the simulation's state (sim.Spec.Checkpoint).
+// checkpoint saves the simulation's state (sim.Checkpoints.Save).
 func (r *recorder) checkpoint(st sim.State) error {
 	if r.aud != nil {
 		// First the statistics, then the checkpoint that refers to them.
@@ -195,7 +195,8 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 			}
 		}
 	}
-	if a := spec.AGD; a != nil {
+	if g, ok := spec.Algorithm.(*sim.AGD); ok {
+		a := g.AGD
 		out.ZCDPBudget, out.ZCDPSpent = r.p.Privacy.AGDBudget, a.Ledger.Spent()
 		// The schedule was planned for the most rounds; the budget ran
 		// sum.Rounds of them.
