@@ -503,7 +503,7 @@ func (p *Plan) train(ctx context.Context, opts Options, rd *runDir) (*Outcome, e
 	if err != nil {
 		return nil, err
 	}
-	sum, runErr := sim.Run(ctx, spec, rec.round)
+	sum, runErr := sim.Run(ctx, spec, nil)
 	status := "complete"
 	if errors.Is(runErr, sim.ErrDiverged) {
 		status = "diverged"
