@@ -59,23 +59,38 @@ func NewAdaptiveClip(inner *Correlated, clip, noiseScale, quantile, lr, countStd
 // Clip returns the clip norm the next round uses.
 func (a *AdaptiveClip) Clip() float64 { return a.clip }
 
-// Aggregate implements Aggregator: the inner aggregator at clip C_t, then
-// the noisy count and the clip update. Report.ClipNorm is C_t.
-func (a *AdaptiveClip) Aggregate(dst []float32, round int, deltas iter.Seq[[]float32]) (Report, error) {
+// ClipNorm implements Aggregator: C_t, the clip norm of the next round,
+// or an error when it has left the float64 range.
+func (a *AdaptiveClip) ClipNorm(round int) (float64, error) {
 	if !(a.clip > 0) || math.IsInf(a.clip, 0) || math.IsInf(a.NoiseScale*a.clip, 0) {
 		// A geometric step too large for the count's spread (a large
 		// learning rate, or count noise far above the denominator) sends
 		// the clip norm to 0 or beyond the float64 range.
-		return Report{}, fmt.Errorf("aggregators: adaptive clipping: the clip norm reached %v before round %d (aggregator.clip_lr %g, aggregator.clip_count_stddev %g against a denominator of %g clients): lower clip_lr or clip_count_stddev", a.clip, round, a.LR, a.CountStd, a.Denominator)
+		return 0, fmt.Errorf("aggregators: adaptive clipping: the clip norm reached %v before round %d (aggregator.clip_lr %g, aggregator.clip_count_stddev %g against a denominator of %g clients): lower clip_lr or clip_count_stddev", a.clip, round, a.LR, a.CountStd, a.Denominator)
+	}
+	return a.clip, nil
+}
+
+// Privatize implements Aggregator: the inner aggregator at clip C_t, then
+// the noisy count and the clip update. Report.ClipNorm is C_t.
+func (a *AdaptiveClip) Privatize(dst []float32, round int, sum *ClippedSum) (Report, error) {
+	if _, err := a.ClipNorm(round); err != nil {
+		return Report{}, err
 	}
 	a.Inner.Clip, a.Inner.NoiseStd = a.clip, a.NoiseScale*a.clip
-	rep, err := a.Inner.Aggregate(dst, round, deltas)
+	rep, err := a.Inner.Privatize(dst, round, sum)
 	rep.ClipNorm = a.clip
 	if err != nil {
 		return rep, err
 	}
 	a.clip = a.next(rep, round)
 	return rep, nil
+}
+
+// Aggregate clips, sums and privatizes one round's deltas (the function
+// Aggregate).
+func (a *AdaptiveClip) Aggregate(dst []float32, round int, deltas iter.Seq[[]float32]) (Report, error) {
+	return Aggregate(a, dst, round, deltas)
 }
 
 // next is C_{t+1} after round t's report.

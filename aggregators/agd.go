@@ -99,16 +99,42 @@ func (a *AGD) Affordable() bool { return a.Ledger.CanSpend(a.RhoNG + a.RhoMax) }
 // Last returns the report of the last round.
 func (a *AGD) Last() AGDRound { return a.last }
 
-// Gradient sums the clipped deltas of round t and releases the noisy sum
-// at the current ρ_ng, paying for it first.
+// Gradient sums the clipped deltas of round t (a ClippedSum of d
+// coordinates at Clip) and releases the noisy sum (Release).
 func (a *AGD) Gradient(round int, deltas iter.Seq[[]float32], d int) (Report, error) {
+	if err := a.CheckRound(round); err != nil {
+		return Report{}, err
+	}
+	sum := NewClippedSum(d, a.Clip)
+	sum.AddAll(deltas)
+	return a.Release(round, sum)
+}
+
+// CheckRound reports an error when round t does not fit in the budget left
+// (see Affordable): its updates need not be trained.
+func (a *AGD) CheckRound(round int) error {
 	if !a.Affordable() {
-		return Report{}, fmt.Errorf("aggregators: dp-agd: round %d does not fit in the budget left (%.6g of %.6g)", round, a.Ledger.Remaining(), a.Ledger.Total())
+		return fmt.Errorf("aggregators: dp-agd: round %d does not fit in the budget left (%.6g of %.6g)", round, a.Ledger.Remaining(), a.Ledger.Total())
+	}
+	return nil
+}
+
+// Release releases round t's gradient, the cohort's sum of updates clipped
+// at Clip, with Gaussian noise at the current ρ_ng, paying for it first.
+// The sum is copied (a re-measurement adds fresh noise to it).
+func (a *AGD) Release(round int, sum *ClippedSum) (Report, error) {
+	if err := a.CheckRound(round); err != nil {
+		return Report{}, err
+	}
+	d := sum.Len()
+	if sum.Clip() != a.Clip {
+		return Report{}, fmt.Errorf("aggregators: dp-agd: round %d: a sum clipped at %v, not at %v", round, sum.Clip(), a.Clip)
 	}
 	if len(a.sum) != d {
 		a.sum, a.noisy = make([]float64, d), make([]float64, d)
 	}
-	rep := sumClipped(a.sum, a.Clip, deltas)
+	copy(a.sum, sum.Vector())
+	rep := sum.Report()
 	if err := a.Ledger.SpendGaussian(round, "gradient", privacy.GaussianSigma(a.RhoNG)); err != nil {
 		return rep, err
 	}

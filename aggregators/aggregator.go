@@ -1,7 +1,6 @@
 package aggregators
 
 import (
-	"fmt"
 	"iter"
 	"math"
 
@@ -27,11 +26,30 @@ func (r Report) ClipFraction() float64 {
 	return float64(r.Clipped) / float64(r.Clients)
 }
 
-// Aggregator privatizes one round's deltas.
+// Aggregator is a mechanism that privatizes one round's sum of clipped
+// updates: the executor clips each client's update at ClipNorm(round) and
+// sums them into a ClippedSum, and Privatize adds the round's noise and
+// divides by the fixed denominator.
 type Aggregator interface {
-	// Aggregate consumes the round's deltas in order, and writes
-	// (Σ clip(delta) + noise_round) / expected cohort into dst.
-	Aggregate(dst []float32, round int, deltas iter.Seq[[]float32]) (Report, error)
+	// ClipNorm returns the clip norm of round t's updates, known before
+	// they are trained (adaptive clipping's depends on earlier rounds), or
+	// an error when round t cannot run.
+	ClipNorm(t int) (float64, error)
+	// Privatize writes (sum + noise_t) / expected cohort into dst. The sum
+	// must be clipped at ClipNorm(t); it is not modified.
+	Privatize(dst []float32, t int, sum *ClippedSum) (Report, error)
+}
+
+// Aggregate is one round of a on deltas given in order: it clips and sums
+// them (ClippedSum) at a's clip norm, then privatizes the sum.
+func Aggregate(a Aggregator, dst []float32, round int, deltas iter.Seq[[]float32]) (Report, error) {
+	clip, err := a.ClipNorm(round)
+	if err != nil {
+		return Report{}, err
+	}
+	sum := NewClippedSum(len(dst), clip)
+	sum.AddAll(deltas)
+	return a.Privatize(dst, round, sum)
 }
 
 // ClipL2 scales v in place to L2 norm at most clip and returns its norm
@@ -56,34 +74,4 @@ func ClipL2(v []float32, clip float64) float64 {
 // t's noise drawn from the stream ("noise", t).
 func NewDPFedAvg(clip, noiseStd, expectedCohort float64, root rng.Root) *Correlated {
 	return &Correlated{Clip: clip, NoiseStd: noiseStd, ExpectedCohort: expectedCohort, Noise: NewIdentityNoise(root)}
-}
-
-// sumClipped clips each delta in place and accumulates it into sum (zeroed
-// first), in the order given. Non-finite deltas are dropped.
-func sumClipped(sum []float64, clip float64, deltas iter.Seq[[]float32]) Report {
-	clear(sum)
-	var rep Report
-	var norms float64
-	for v := range deltas {
-		if len(v) != len(sum) {
-			panic(fmt.Sprintf("aggregators: delta of length %d for a model of %d parameters", len(v), len(sum)))
-		}
-		rep.Clients++
-		n := ClipL2(v, clip)
-		if math.IsNaN(n) || math.IsInf(n, 0) {
-			rep.Dropped++
-			continue
-		}
-		norms += n
-		if n > clip {
-			rep.Clipped++
-		}
-		for i, x := range v {
-			sum[i] += float64(x)
-		}
-	}
-	if finite := rep.Clients - rep.Dropped; finite > 0 {
-		rep.MeanNorm = norms / float64(finite)
-	}
-	return rep
 }

@@ -18,39 +18,60 @@ type Correlated struct {
 	ExpectedCohort float64
 	Noise          NoiseSource
 
-	sum, noise []float64
+	noise, noisy []float64
 }
 
 var _ Aggregator = (*Correlated)(nil)
 
-// Aggregate implements Aggregator.
-func (a *Correlated) Aggregate(dst []float32, round int, deltas iter.Seq[[]float32]) (Report, error) {
+func (a *Correlated) check() error {
 	if !(a.Clip > 0) || a.NoiseStd < 0 || !(a.ExpectedCohort > 0) || a.Noise == nil {
-		return Report{}, fmt.Errorf("aggregators: correlated aggregator needs clip > 0, noise std >= 0, expected cohort > 0 and a noise source")
+		return fmt.Errorf("aggregators: correlated aggregator needs clip > 0, noise std >= 0, expected cohort > 0 and a noise source")
+	}
+	return nil
+}
+
+// ClipNorm implements Aggregator: the fixed Clip.
+func (a *Correlated) ClipNorm(int) (float64, error) { return a.Clip, a.check() }
+
+// Privatize implements Aggregator.
+func (a *Correlated) Privatize(dst []float32, round int, sum *ClippedSum) (Report, error) {
+	if err := a.check(); err != nil {
+		return Report{}, err
 	}
 	d := len(dst)
-	if len(a.sum) != d {
-		a.sum, a.noise = make([]float64, d), make([]float64, d)
+	if sum.Len() != d || sum.Clip() != a.Clip {
+		return Report{}, fmt.Errorf("aggregators: round %d: a sum of %d coordinates clipped at %v for a model of %d parameters clipped at %v", round, sum.Len(), sum.Clip(), d, a.Clip)
 	}
-	rep := sumClipped(a.sum, a.Clip, deltas)
+	rep := sum.Report()
 	rep.NoiseStd = a.NoiseStd
+	v := sum.Vector()
 	if a.NoiseStd > 0 {
+		if len(a.noise) != d {
+			a.noise, a.noisy = make([]float64, d), make([]float64, d)
+		}
 		if err := a.Noise.Next(a.noise, round); err != nil {
 			return rep, err
 		}
 		var nn float64
 		for i, z := range a.noise {
 			e := a.NoiseStd * z
-			a.sum[i] += e
+			a.noisy[i] = v[i] + e
 			nn += e * e
 		}
 		rep.NoiseNorm = math.Sqrt(nn)
+		v = a.noisy
 	}
 	inv := 1 / a.ExpectedCohort
-	for i, s := range a.sum {
+	for i, s := range v {
 		dst[i] = float32(s * inv)
 	}
 	return rep, nil
+}
+
+// Aggregate clips, sums and privatizes one round's deltas (the function
+// Aggregate).
+func (a *Correlated) Aggregate(dst []float32, round int, deltas iter.Seq[[]float32]) (Report, error) {
+	return Aggregate(a, dst, round, deltas)
 }
 
 // Seek prepares the aggregator to resume at round t (see NoiseSource.Seek):

@@ -1,14 +1,22 @@
 // Package aggregators turns the clients' model deltas of one round into the
 // privatized update the server applies.
 //
-// Every aggregator clips each delta to L2 norm Clip, sums the clipped deltas
-// in the order given (the cohort's ID order, so the float sum does not depend
-// on worker timing), adds its round's Gaussian noise, and divides by the
-// fixed expected cohort size (never the realized count: a dropped client
-// contributes zero under zero-out adjacency). DP-FedAvg is the matrix
-// mechanism with C = I: its noise in round t is NoiseStd·z_t with z_t drawn
-// from the stream ("noise", t), so noise j is the same whatever happened
-// before and a run can resume mid-way.
+// A round's contributions are summed in a ClippedSum: each delta is clipped
+// to L2 norm C and added (ClippedSum.Add), in the order given (the cohort's
+// ID order, so the float sum does not depend on worker timing), with the
+// statistics the report and adaptive clipping need (clients, clipped,
+// dropped, mean norm). Partial sums of parts of a cohort can be merged
+// (ClippedSum.Merge). Whoever trains the clients (package sim's executors)
+// fills the sum; an Aggregator, the mechanism, only privatizes a finished
+// sum: ClipNorm(t) says at which norm round t's deltas are clipped (known
+// before training; adaptive clipping's depends on earlier rounds) and
+// Privatize adds the round's Gaussian noise and divides by the fixed
+// expected cohort size (never the realized count: a dropped client
+// contributes zero under zero-out adjacency). The function Aggregate does
+// both steps on a sequence of deltas. DP-FedAvg is the matrix mechanism
+// with C = I: its noise in round t is NoiseStd·z_t with z_t drawn from the
+// stream ("noise", t), so noise j is the same whatever happened before and
+// a run can resume mid-way.
 //
 // The server optimizer (a ServerOptimizer: ServerSGD, SGD with optional
 // heavy-ball momentum, or ServerAdaptive, Reddi et al.'s FedAdam, FedYogi
@@ -67,7 +75,9 @@
 //
 // DP-AGD (AGD, aggregator kind dp-agd) is not a noise mechanism but a
 // training algorithm with its own releases (noisy gradient, noisy max,
-// re-measurement), each paid from a privacy.Ledger before it is made.
+// re-measurement), each paid from a privacy.Ledger before it is made; its
+// gradient is a ClippedSum (AGD.Release), its noisy max takes the cohort's
+// clipped loss sums (AGD.Choose), and package sim's AGD algorithm drives it.
 //
 // Adding an aggregator kind touches three files (CONTRIBUTING.md walks
 // through them):

@@ -13,6 +13,7 @@ import (
 	"dpfl/participation"
 	"dpfl/privacy"
 	"dpfl/results"
+	"dpfl/sim"
 	"dpfl/sim/rng"
 )
 
@@ -256,7 +257,7 @@ func (au *auditor) reset() {
 	}
 }
 
-// canary is sim.Spec.Canary: an inserted canary's update is its direction
+// canary is sim.Spec.Canary (the pool's canaries): an inserted canary's update is its direction
 // at the clip norm, a held-out one's is zero.
 func (au *auditor) canary(id int, delta []float32) bool {
 	j := id - au.first
@@ -289,6 +290,17 @@ func norm64(v []float64) float64 {
 	}
 	return math.Sqrt(s)
 }
+
+// AfterRound is the auditor as a sim.Callback: it takes the round's
+// released aggregate (round).
+func (au *auditor) AfterRound(rd sim.Round, _ func() sim.State) error {
+	au.round(rd.Round-1, rd.Update)
+	return nil
+}
+
+// Interrupted implements sim.Callback: the statistics are saved with the
+// checkpoint (recorder.checkpoint).
+func (au *auditor) Interrupted(sim.State) error { return nil }
 
 // round accumulates the every-round statistic of round t (0-based) from
 // its released aggregate.

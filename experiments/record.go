@@ -45,8 +45,8 @@ type recorder struct {
 }
 
 // newRecorder prepares the records of a run: it resumes from the
-// checkpoint when its metrics check out (setting spec.Resume), and sets the
-// spec's checkpointing.
+// checkpoint when its metrics check out (setting spec.Resume), and adds the
+// run's callbacks to the spec: the auditor's, its own, and checkpoints.
 func (p *Plan) newRecorder(rd *runDir, opts Options, spec *sim.Spec, aud *auditor) (*recorder, error) {
 	cfg, acc := p.Config, &p.Privacy
 	r := &recorder{p: p, rd: rd, opts: opts, metrics: results.NewMetrics(filepath.Join(rd.dir, "metrics.csv")),
@@ -70,12 +70,22 @@ func (p *Plan) newRecorder(rd *runDir, opts Options, spec *sim.Spec, aud *audito
 		spec.Resume, r.lastAcc = r.resumed, r.resumed.FinalAcc
 	}
 	r.start = time.Now()
+	var ck *sim.Checkpoints
 	if opts.CheckpointEvery >= 0 && !cfg.AGD() { // dp-agd's ledger and budgets are not checkpointed: it reruns from the start
-		spec.CheckpointEvery = opts.CheckpointEvery
-		if spec.CheckpointEvery == 0 {
-			spec.CheckpointEvery = cfg.Eval.Every
+		every := opts.CheckpointEvery
+		if every == 0 {
+			every = cfg.Eval.Every
 		}
-		spec.Checkpoint = r.checkpoint
+		ck = &sim.Checkpoints{Every: every, Save: r.checkpoint}
+	}
+	// The audit's statistics of a round, then its records, then the
+	// checkpoint that covers both.
+	if aud != nil {
+		spec.Callbacks = append(spec.Callbacks, aud)
+	}
+	spec.Callbacks = append(spec.Callbacks, r)
+	if ck != nil {
+		spec.Callbacks = append(spec.Callbacks, ck)
 	}
 	return r, nil
 }
@@ -116,7 +126,7 @@ func (r *recorder) resume() {
 	logf(r.opts.Log, "%s: resuming after round %d of %d", dir, ck.Round, cfg.Rounds)
 }
 
-// checkpoint saves the simulation's state (sim.Spec.Checkpoint).
+// checkpoint saves the simulation's state (sim.Checkpoints.Save).
 func (r *recorder) checkpoint(st sim.State) error {
 	if r.aud != nil {
 		// First the statistics, then the checkpoint that refers to them.
@@ -128,13 +138,21 @@ func (r *recorder) checkpoint(st sim.State) error {
 		FinalLoss: st.FinalLoss, FinalAcc: st.FinalAcc, BestAcc: st.BestAcc, WallSeconds: r.prevWall + time.Since(r.start).Seconds()})
 }
 
-// round records a finished round (sim.Run's hook): an evaluated round's
-// metrics row with the epsilon spent so far, then the report.
+// AfterRound is the recorder as a sim.Callback (round); its errors are
+// kept for the end of the run (recorder.err).
+func (r *recorder) AfterRound(rd sim.Round, _ func() sim.State) error {
+	r.round(rd)
+	return nil
+}
+
+// Interrupted implements sim.Callback: the rows are written as they come.
+func (r *recorder) Interrupted(sim.State) error { return nil }
+
+// round records a finished round: an evaluated round's metrics row with
+// the epsilon spent so far, then the report (Options.AfterRound: the
+// progress bar).
 func (r *recorder) round(rd sim.Round) {
 	cfg := r.p.Config
-	if r.aud != nil {
-		r.aud.round(rd.Round-1, rd.Update)
-	}
 	rep := RoundReport{Round: rd.Round, Rounds: cfg.Rounds, Evaluated: rd.Evaluated}
 	if r.resumed != nil {
 		rep.Resumed = r.resumed.Round
@@ -195,7 +213,8 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 			}
 		}
 	}
-	if a := spec.AGD; a != nil {
+	if g, ok := spec.Algorithm.(*sim.AGD); ok {
+		a := g.AGD
 		out.ZCDPBudget, out.ZCDPSpent = r.p.Privacy.AGDBudget, a.Ledger.Spent()
 		// The schedule was planned for the most rounds; the budget ran
 		// sum.Rounds of them.

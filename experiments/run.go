@@ -503,7 +503,7 @@ func (p *Plan) train(ctx context.Context, opts Options, rd *runDir) (*Outcome, e
 	if err != nil {
 		return nil, err
 	}
-	sum, runErr := sim.Run(ctx, spec, rec.round)
+	sum, runErr := sim.Run(ctx, spec, nil)
 	status := "complete"
 	if errors.Is(runErr, sim.ErrDiverged) {
 		status = "diverged"
@@ -544,11 +544,13 @@ func (p *Plan) simSpec(opts Options) (sim.Spec, error) {
 	if err != nil {
 		return sim.Spec{}, err
 	}
-	var agd *aggregators.AGD
+	var alg sim.Algorithm // nil: FedAvg with agg and server
 	if cfg.AGD() {
-		if agd, err = p.newAGD(root); err != nil {
+		agd, err := p.newAGD(root)
+		if err != nil {
 			return sim.Spec{}, err
 		}
+		alg = sim.NewAGD(agd)
 	}
 	data, val := p.Data, (*datasets.Dataset)(nil)
 	if v := cfg.Eval.Validation; v > 0 {
@@ -559,7 +561,7 @@ func (p *Plan) simSpec(opts Options) (sim.Spec, error) {
 		data = &d
 	}
 	return sim.Spec{
-		AGD:        agd,
+		Algorithm:  alg,
 		Data:       data,
 		Validation: val,
 		Model:      cfg.Model,

@@ -1,0 +1,342 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"math"
+	"sync"
+
+	"dpfl/aggregators"
+	"dpfl/clients"
+	"dpfl/datasets"
+	"dpfl/models"
+	"dpfl/sim/rng"
+)
+
+// Executor trains cohorts: it is where the clients' computation happens.
+// Pool, a pool of goroutines in this process, is the one the loop uses by
+// default; an executor that trains the clients elsewhere (other processes
+// or machines) and hands back their clipped sum is another implementation.
+// An executor must be deterministic: a client's update depends only on the
+// job, the client and the run's root (its stream ("client", round, id)).
+type Executor interface {
+	// Train trains the job's clients and adds each one's update, clipped
+	// at sum.Clip(), to sum in the job's client order (ClippedSum.Add, or
+	// ClippedSum.Merge of partial sums). It returns the cohort's training
+	// losses; on an error the sum is incomplete.
+	Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) (Trained, error)
+	// Losses returns, for each step α_j of c, Σ_i min(L_i(θ − α_j u),
+	// clip) over the clients in order, L_i the mean loss of client i's
+	// training examples clamped to [0, clip] (a non-finite loss counts
+	// clip): DP-AGD's candidate losses.
+	Losses(ctx context.Context, c Candidates, clients []int, clip float64) ([]float64, error)
+}
+
+// Job is one round's training: the clients, in cohort order, trained from
+// the global model Params (read only).
+type Job struct {
+	Round   int
+	Params  []float32
+	Clients []int
+}
+
+// Trained is what training a cohort reports besides its clipped sum.
+type Trained struct {
+	// LossSum is the sum of the mean local training losses of the clients
+	// trained on data, added in cohort order (NaN when one diverged).
+	LossSum float64
+	// Clients counts the clients trained on data (canaries excluded).
+	Clients int
+}
+
+// Merge adds the losses of another part of the cohort.
+func (t *Trained) Merge(o Trained) {
+	t.LossSum += o.LossSum
+	t.Clients += o.Clients
+}
+
+// Candidates are models θ − α_j u along a direction u (DP-AGD's step
+// candidates): Theta and Dir have the model's length, Steps are the α_j.
+type Candidates struct {
+	Theta, Dir []float32
+	Steps      []float64
+}
+
+// Pool is the executor of one process: a trainer per worker goroutine;
+// each client's delta lands in its own buffer and the deltas are added to
+// the sum in cohort order, so the result does not depend on the number of
+// workers.
+type Pool struct {
+	data    *datasets.Federated
+	model   models.Spec
+	root    rng.Root
+	canary  func(id int, delta []float32) bool
+	workers []*clients.Trainer
+	bufs    *pool
+
+	lossModels []models.Model // DP-AGD's loss models, built on first use
+	lossBatch  int
+}
+
+var _ Executor = (*Pool)(nil)
+
+// NewPool returns the pool of s.Workers trainers for the data, model,
+// client training, root and canaries (Spec.Canary) of s.
+func NewPool(s Spec) (*Pool, error) {
+	train := s.Data.Train
+	p := &Pool{data: s.Data, model: s.Model, root: s.Root, canary: s.Canary, workers: make([]*clients.Trainer, max(1, s.Workers))}
+	for w := range p.workers {
+		m, err := s.Model.Build(train.Dim, train.Classes, s.Client.BatchSize)
+		if err != nil {
+			return nil, err
+		}
+		if p.workers[w], err = clients.NewTrainer(m, train.Dim, s.Client); err != nil {
+			return nil, err
+		}
+		if w == 0 {
+			p.bufs = newPool(len(p.workers), m.NumParams())
+		}
+	}
+	return p, nil
+}
+
+// Train implements Executor.
+func (p *Pool) Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) (Trained, error) {
+	cohort := job.Clients
+	out := Trained{Clients: len(cohort)}
+	var trainErr error
+	var canary []bool
+	if p.canary != nil {
+		canary = make([]bool, len(cohort))
+	}
+	deltas := p.bufs.run(ctx, p.workers, len(cohort), func(tr *clients.Trainer, i int, delta []float32) (float64, error) {
+		id := cohort[i]
+		if canary != nil && p.canary(id, delta) {
+			canary[i] = true // read after the iteration (ordered by the result channel)
+			return 0, nil
+		}
+		res, err := tr.Update(delta, job.Params, p.data.Train, p.data.Clients[id], p.root.Stream("client", uint64(job.Round), uint64(id)))
+		if errors.Is(err, clients.ErrDiverged) {
+			for j := range delta {
+				delta[j] = float32(math.NaN()) // the sum drops it (zero contribution)
+			}
+			return math.NaN(), nil
+		}
+		return res.Loss, err
+	}, func(err error) { trainErr = err }, func(loss float64) { out.LossSum += loss })
+	sum.AddAll(deltas)
+	for _, c := range canary {
+		if c {
+			out.Clients--
+		}
+	}
+	if trainErr != nil {
+		return out, trainErr
+	}
+	return out, ctx.Err()
+}
+
+// maxLossBatch bounds the rows of the per-client loss batches.
+const maxLossBatch = 256
+
+// buildLossModels builds the loss models: batches as large as the largest
+// client (at most maxLossBatch rows; larger clients are scored in chunks).
+func (p *Pool) buildLossModels() error {
+	if p.lossModels != nil {
+		return nil
+	}
+	b := 1
+	for _, c := range p.data.Clients {
+		b = max(b, len(c))
+	}
+	b = min(b, maxLossBatch)
+	ms := make([]models.Model, len(p.workers))
+	for w := range ms {
+		m, err := p.model.Build(p.data.Train.Dim, p.data.Train.Classes, b)
+		if err != nil {
+			return err
+		}
+		ms[w] = m
+	}
+	p.lossModels, p.lossBatch = ms, b
+	return nil
+}
+
+// Losses implements Executor. Candidates are shared out among the workers;
+// each sums its candidate's losses in cohort order, so the sums do not
+// depend on the worker count.
+func (p *Pool) Losses(ctx context.Context, c Candidates, cohort []int, clip float64) ([]float64, error) {
+	if err := p.buildLossModels(); err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(c.Steps))
+	errs := make([]error, len(p.lossModels))
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w, m := range p.lossModels {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := datasets.NewBatch(p.lossBatch, p.data.Train.Dim)
+			for {
+				mu.Lock()
+				j := next
+				next++
+				mu.Unlock()
+				if j >= len(c.Steps) || ctx.Err() != nil {
+					return
+				}
+				out[j], errs[w] = p.candidateLoss(m, b, c, j, cohort, clip)
+				if errs[w] != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, ctx.Err()
+}
+
+// candidateLoss is the cohort's clipped loss sum at candidate j, on model m.
+func (p *Pool) candidateLoss(m models.Model, b *datasets.Batch, c Candidates, j int, cohort []int, clip float64) (float64, error) {
+	params := m.Params()
+	step := float32(c.Steps[j])
+	for i, x := range c.Theta {
+		params[i] = x - step*c.Dir[i]
+	}
+	var sum float64
+	for _, id := range cohort {
+		l, err := clientLoss(m, b, p.data.Train, p.data.Clients[id])
+		if err != nil {
+			return 0, err
+		}
+		if math.IsNaN(l) || l > clip {
+			l = clip
+		}
+		sum += max(l, 0)
+	}
+	return sum, nil
+}
+
+// clientLoss is the mean loss of model m on the examples idx of d, scored
+// in batches of b's rows (0 for a client without examples).
+func clientLoss(m models.Model, b *datasets.Batch, d *datasets.Dataset, idx []int) (float64, error) {
+	var total models.Score
+	for lo := 0; lo < len(idx); lo += b.Size {
+		b.Fill(d, idx[lo:min(lo+b.Size, len(idx))])
+		sc, err := m.Eval(b)
+		if err != nil {
+			return 0, err
+		}
+		total.Add(sc)
+	}
+	if total.Count == 0 {
+		return 0, nil
+	}
+	return total.LossSum / float64(total.Count), nil
+}
+
+// pool trains a round's clients on the workers and yields their deltas in
+// cohort order. At most 2·workers deltas are in memory at once.
+type pool struct {
+	workers int
+	free    chan []float32
+}
+
+func newPool(workers, d int) *pool {
+	p := &pool{workers: workers, free: make(chan []float32, 2*workers)}
+	for i := 0; i < 2*workers; i++ {
+		p.free <- make([]float32, d)
+	}
+	return p
+}
+
+type result struct {
+	delta []float32
+	loss  float64
+	err   error
+}
+
+// run returns an iterator over the deltas of clients 0..n-1, computed by
+// train on the workers. The first training error is passed to onErr and ends
+// the iteration; losses are passed to onLoss in cohort order.
+func (p *pool) run(ctx context.Context, trainers []*clients.Trainer, n int,
+	train func(tr *clients.Trainer, i int, delta []float32) (float64, error),
+	onErr func(err error), onLoss func(float64)) iter.Seq[[]float32] {
+	return func(yield func([]float32) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		type job struct {
+			i     int
+			delta []float32
+		}
+		jobs := make(chan job)
+		done := make([]chan result, n)
+		for i := range done {
+			done[i] = make(chan result, 1)
+		}
+		var wg sync.WaitGroup
+		go func() { // dispatcher: hands out buffers in cohort order
+			defer close(jobs)
+			for i := 0; i < n; i++ {
+				var buf []float32
+				select {
+				case buf = <-p.free:
+				case <-ctx.Done():
+					return
+				}
+				select {
+				case jobs <- job{i, buf}:
+				case <-ctx.Done():
+					p.free <- buf
+					return
+				}
+			}
+		}()
+		for w := 0; w < p.workers; w++ {
+			wg.Add(1)
+			go func(tr *clients.Trainer) {
+				defer wg.Done()
+				for j := range jobs {
+					loss, err := train(tr, j.i, j.delta)
+					done[j.i] <- result{delta: j.delta, loss: loss, err: err}
+				}
+			}(trainers[w])
+		}
+		defer func() {
+			cancel()
+			wg.Wait()
+			// Return every buffer still held by finished jobs.
+			for i := range done {
+				select {
+				case r := <-done[i]:
+					p.free <- r.delta
+				default:
+				}
+			}
+		}()
+		for i := 0; i < n; i++ {
+			var r result
+			select {
+			case r = <-done[i]:
+			case <-ctx.Done():
+				return
+			}
+			if r.err != nil {
+				p.free <- r.delta
+				onErr(r.err)
+				return
+			}
+			onLoss(r.loss)
+			ok := yield(r.delta)
+			p.free <- r.delta
+			if !ok {
+				return
+			}
+		}
+	}
+}
