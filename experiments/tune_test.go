@@ -128,8 +128,10 @@ tune: {keys: [server.lr], seeds: [1]}
 		t.Fatalf("%d plotted points, want 2", len(sum.Points))
 	}
 	for _, p := range sum.Points {
-		if p.Seeds != 3 || !strings.Contains(p.Hyper, "server.lr=") || parseLR(p.Hyper) != want[p.X] {
-			t.Errorf("plotted point ε=%v: %d seeds, setting %q; want 3 seeds at server.lr=%v", p.X, p.Seeds, p.Hyper, want[p.X])
+		// The tuning seed chose the setting, so the point reports the two
+		// held-out seeds only.
+		if p.Seeds != 2 || len(p.Tuning) != 1 || p.Tuning[0] != "1" || !strings.Contains(p.Hyper, "server.lr=") || parseLR(p.Hyper) != want[p.X] {
+			t.Errorf("plotted point ε=%v: %d seeds (tuning %v), setting %q; want 2 held-out seeds at server.lr=%v", p.X, p.Seeds, p.Tuning, p.Hyper, want[p.X])
 		}
 	}
 	// A rerun finds everything done and runs nothing.
