@@ -3,9 +3,9 @@ package privacy
 import "math"
 
 // This file is the RDP of the Gaussian mechanism on a fixed-size sample
-// drawn without replacement, under replace-one adjacency: the general bound
-// of Wang, Balle and Kasiviswanathan (2019), Theorem 9, strengthened for
-// the Gaussian mechanism as in their Theorem 27 (the bound TF-Privacy's
+// drawn without replacement, under replace-one adjacency: the bound of
+// Wang, Balle and Kasiviswanathan (2019, arXiv:1808.00087, Theorem 27: their
+// general bound strengthened for the Gaussian mechanism; the bound TF-Privacy's
 // compute_rdp_sample_without_replacement and dp_accounting's RDP accountant
 // compute for SampledWithoutReplacementDpEvent).
 //
