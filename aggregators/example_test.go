@@ -59,6 +59,6 @@ func ExampleNewMechanism() {
 	// Output:
 	// schema: minsep(k=2,b=8)
 	// sensitivity 3.4641 for tree-online over 16 rounds under minsep(k=2,b=8) (exact)
-	// sigma 1.9938: ε = 2.000 at δ = 1e-05 (exact-gdp)
+	// sigma 1.9938: ε = 2.000 at δ = 1e-05 (exact-gdp; zero-out)
 	// round 0: 2 deltas, 1 clipped, noise std 6.9068 on the sum, divided by 5
 }

@@ -39,6 +39,9 @@ type Mechanism struct {
 	// ClipCount is the noisy count adaptive clipping releases every round
 	// (nil: fixed clipping); see WithClipCount.
 	ClipCount *ClipCount
+	// WOR is the fixed-size cohort drawn without replacement that amplifies
+	// the mechanism (nil: none); see WithoutReplacement.
+	WOR *WithoutReplacement
 	// participations[t] is the most participations of any one client in
 	// rounds 0..t (independent noise without sampling: the rounds compose).
 	participations []int
@@ -163,13 +166,13 @@ func (m *Mechanism) Independent() bool { return independent(m.Strategy) }
 
 // Amplified reports whether the mechanism is accounted with amplification by
 // sampling.
-func (m *Mechanism) Amplified() bool { return m.Sampling != nil }
+func (m *Mechanism) Amplified() bool { return m.Sampling != nil || m.WOR != nil }
 
 // WholeRun reports whether EventThrough is the whole run's event whatever
 // the round: a correlated mechanism without sampling is one Gaussian
 // mechanism over all rounds, so its epsilon "so far" is the final one, an
 // upper bound for every prefix (a prefix is part of the final release).
-func (m *Mechanism) WholeRun() bool { return m.Sampling == nil && !m.Independent() }
+func (m *Mechanism) WholeRun() bool { return !m.Amplified() && !m.Independent() }
 
 // Event returns the privacy event of the whole run at noise multiplier sigma
 // (relative to Sensitivity).
@@ -186,7 +189,19 @@ func (m *Mechanism) Event(sigma float64) privacy.Event { return m.EventThrough(s
 //     sigma·clip·sens, the query's sensitivity clip), composed over the
 //     most participations of any client so far;
 //   - correlated noise: one Gaussian mechanism with noise multiplier sigma
-//     (the whole run, see WholeRun).
+//     (the whole run, see WholeRun);
+//   - a fixed-size cohort drawn without replacement (WOR): t rounds of a
+//     Gaussian with noise multiplier sigma on a sample of Cohort of
+//     Population clients (the sensitivity is 2, see WithoutReplacement).
+//
+// The neighbouring relation each event is stated under (privacy.Adjacency):
+// add/remove for poisson (a client's update is in a round's sum or not);
+// replace-one for WOR; zero-out for everything else: the schedule, and
+// kb-poisson's equal split of the population into groups, do not depend on
+// the data, so the guarantee compares a client's updates with none (a
+// client whose updates are zero) in the same schedule, at sensitivity clip
+// per participation. Removing a client from the population would change
+// the draws and the split, which that guarantee does not cover.
 //
 // With adaptive clipping (ClipCount) each participation also releases the
 // noisy count, a Gaussian with noise multiplier 2·Std on the same client:
@@ -211,16 +226,23 @@ func (m *Mechanism) EventThrough(sigma float64, t int) privacy.Event {
 		}
 		return privacy.Composed{Events: []privacy.Event{update, count}}
 	}
+	zeroOut := func(e privacy.Event) privacy.Event {
+		return privacy.Neighbouring{Relation: privacy.ZeroOut, Event: e}
+	}
 	switch {
+	case m.WOR != nil:
+		return privacy.SelfComposed{Event: privacy.SampledWithoutReplacement{PopulationSize: m.WOR.Population, SampleSize: m.WOR.Cohort, Event: privacy.Gaussian{NoiseMultiplier: sigma}}, Count: t}
+	case m.Sampling != nil && m.Sampling.Groups > 0:
+		return zeroOut(privacy.SelfComposed{Event: privacy.PoissonSampled{Probability: m.Sampling.Q, Event: pair(privacy.Gaussian{NoiseMultiplier: sigma})}, Count: m.Sampling.chances(t)})
 	case m.Sampling != nil:
 		return privacy.SelfComposed{Event: privacy.PoissonSampled{Probability: m.Sampling.Q, Event: pair(privacy.Gaussian{NoiseMultiplier: sigma})}, Count: m.Sampling.chances(t)}
 	case m.participations != nil:
-		return privacy.SelfComposed{Event: pair(privacy.Gaussian{NoiseMultiplier: sigma * m.Sensitivity.Value}), Count: m.participations[t-1]}
+		return zeroOut(privacy.SelfComposed{Event: pair(privacy.Gaussian{NoiseMultiplier: sigma * m.Sensitivity.Value}), Count: m.participations[t-1]})
 	}
 	if count == nil {
-		return privacy.Gaussian{NoiseMultiplier: sigma}
+		return zeroOut(privacy.Gaussian{NoiseMultiplier: sigma})
 	}
-	return privacy.Composed{Events: []privacy.Event{privacy.Gaussian{NoiseMultiplier: sigma}, privacy.SelfComposed{Event: count, Count: m.maxK}}}
+	return zeroOut(privacy.Composed{Events: []privacy.Event{privacy.Gaussian{NoiseMultiplier: sigma}, privacy.SelfComposed{Event: count, Count: m.maxK}}})
 }
 
 // NoiseStd is the per-coordinate standard deviation of the noise on the
@@ -245,6 +267,8 @@ func (m *Mechanism) Aggregator(clip, sigma float64, src NoiseSource) *Correlated
 // noise), or the strategy under its schema.
 func (m *Mechanism) SensitivityFor() string {
 	switch {
+	case m.WOR != nil:
+		return fmt.Sprintf("for one round's cohort of %d drawn without replacement from %d clients (replace-one: 2 × clip, amplified)", m.WOR.Cohort, m.WOR.Population)
 	case m.Sampling != nil && m.Sampling.Groups > 0:
 		return fmt.Sprintf("for one participation, each of the %d groups Poisson-sampled with q = %g in its rounds (amplified)", m.Sampling.Groups, m.Sampling.Q)
 	case m.Sampling != nil:

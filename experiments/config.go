@@ -156,7 +156,23 @@ type PrivacyConfig struct {
 	// client's data outright, so the (epsilon, delta) it reports protects
 	// nobody in particular; set it only to reproduce a paper that did so.
 	AllowLargeDelta bool `yaml:"allow_large_delta"`
+	// Amplification asks for amplified accounting and calibration where
+	// the schedule supports it: sampling-without-replacement (a fixed-size
+	// cohort drawn uniformly without replacement from the whole population,
+	// independently each round: Wang, Balle and Kasiviswanathan 2019) for
+	// dpfedavg under participation kind uniform with availability always,
+	// accounted under replace-one adjacency by rdp (the default here) or
+	// pld; the noise multiplier is then relative to the replace-one
+	// sensitivity 2·clip. The realized schedule is checked (every round the
+	// full cohort, every client eligible); anything else is refused with
+	// the reason. Default "" (off: unamplified composition over each
+	// client's realized participations, zero-out adjacency).
+	Amplification string `yaml:"amplification"`
 }
+
+// AmplificationWOR is the privacy.amplification value that asks for
+// amplification by sampling without replacement.
+const AmplificationWOR = "sampling-without-replacement"
 
 // ServerConfig is the server optimizer. Every optimizer is post-processing
 // of the privatized updates: none changes the privacy accounting.

@@ -41,7 +41,7 @@ func ExampleNewAccount() {
 	// Output:
 	// 10 rounds, mean cohort 100.0 of 100 (fill 1.000), at most 4 participations per client, at least 2 round(s) apart
 	// sensitivity 2.2361 for bandmf over 10 rounds under kb(k=5,b=2) (exact)
-	// sigma 1.0812: ε = 4.000 at δ = 1e-05 (exact-gdp)
+	// sigma 1.0812: ε = 4.000 at δ = 1e-05 (exact-gdp; zero-out)
 }
 
 // A run: planned, trained and written into its folder under OutDir.

@@ -59,6 +59,11 @@ func (p *Plan) buildMechanism(ctx context.Context, declared participation.Schema
 			}
 		}
 	}
+	if p.Config.Privacy.Amplification == AmplificationWOR {
+		if m, err = m.WithoutReplacement(p.Schedule); err != nil {
+			return fmt.Errorf("experiments: privacy.amplification: %w", err)
+		}
+	}
 	p.Mechanism = m
 	return nil
 }

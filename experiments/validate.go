@@ -61,7 +61,7 @@ func (c *Config) Normalize() {
 	c.Aggregator.Normalize()
 	if c.Privacy.Accountant == "" {
 		c.Privacy.Accountant = "exact"
-		if pc.Kind.Sampled() {
+		if pc.Kind.Sampled() || c.Privacy.Amplification == AmplificationWOR {
 			c.Privacy.Accountant = "rdp"
 		}
 		if c.AGD() {
@@ -211,6 +211,42 @@ func (c *Config) validatePrivacy(add addFunc, oneOf oneOfFunc, l Limits, src *So
 	}
 	if a := newAccountant(c.Privacy.Accountant); a != nil && c.Participation.Kind.Sampled() && a.Supports(sampledGaussian) != nil {
 		add("privacy.accountant", "%s cannot account Poisson sampling (use rdp or pld)", c.Privacy.Accountant)
+	}
+	c.validateAmplification(add)
+}
+
+// worGaussian stands for the events of sampling without replacement when
+// validating the accountant.
+var worGaussian = privacy.SampledWithoutReplacement{PopulationSize: 2, SampleSize: 1, Event: privacy.Gaussian{NoiseMultiplier: 1}}
+
+// validateAmplification checks privacy.amplification: the schedule and the
+// aggregator must be what its analysis assumes. A run that asks for it and
+// does not qualify is refused (not accounted unamplified with a warning):
+// the user asked for the amplified ε and would otherwise get a different
+// one than expected.
+func (c *Config) validateAmplification(add addFunc) {
+	const key = "privacy.amplification"
+	amp, pc := c.Privacy.Amplification, c.Participation
+	switch {
+	case amp == "":
+		return
+	case amp != AmplificationWOR:
+		add(key, "unknown %q (want %s, or leave it out)", amp, AmplificationWOR)
+	case !c.Private():
+		add(key, "has no effect without noise (set privacy.epsilon or a positive aggregator.noise_multiplier)")
+	case pc.Kind != participation.Uniform:
+		add(key, "%s needs participation.kind uniform (a fixed-size cohort drawn uniformly each round), not %s", amp, pc.Kind)
+	case pc.Availability.Kind != "" && pc.Availability.Kind != "always":
+		add(key, "%s needs participation.availability.kind always: a cohort drawn from the clients available at the time is not a uniform sample of the population", amp)
+	case c.Aggregator.Kind != "dpfedavg":
+		add(key, "%s is accounted for aggregator.kind dpfedavg only (independent noise every round), not %s", amp, c.Aggregator.Kind)
+	case c.Aggregator.Adaptive():
+		add(key, "%s with adaptive clipping (aggregator.clip_quantile) is not supported", amp)
+	case c.Privacy.PopulationScale != 0:
+		add(key, "%s cannot be combined with privacy.population_scale: the amplification depends on the real population", amp)
+	}
+	if a := newAccountant(c.Privacy.Accountant); a != nil && amp == AmplificationWOR && a.Supports(worGaussian) != nil {
+		add("privacy.accountant", "%s cannot account sampling without replacement (use rdp or pld)", c.Privacy.Accountant)
 	}
 }
 

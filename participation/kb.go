@@ -5,7 +5,8 @@ import "fmt"
 // (k,b)-participation (Choquette-Choo et al. 2023). The clients are split
 // into B groups; round t admits only group t mod B. Guarantee: a client's
 // participations lie in {i, i+B, i+2B, …} for its group i and number at most
-// K.
+// K. Adjacency: zero-out (the groups and the schedule do not depend on the
+// data).
 type kb struct{}
 
 func init() { register(KB, 2, kb{}) }

@@ -7,7 +7,13 @@ import "fmt"
 // client of group t mod B takes part independently with probability Q (valid
 // only when every client is always available). Guarantee: a client's
 // participations lie in {i, i+B, i+2B, …} for its group i; privacy is
-// amplified by the sampling within each turn.
+// amplified by the sampling within each turn. Adjacency: zero-out. The
+// population is split into B equal groups by a permutation that does not
+// depend on the data, which is valid when a neighbouring population has the
+// same clients with one client's data replaced by a null client's (as
+// jax_privacy notes for this scheme); adding or removing a client would
+// change the split, which the analysis does not cover. dpfl's guarantee
+// for it is therefore stated, and labelled, under zero-out adjacency.
 type kbPoisson struct{}
 
 func init() { register(KBPoisson, 5, kbPoisson{}) }

@@ -2,7 +2,8 @@ package participation
 
 // B-min-sep participation (Choquette-Choo et al. 2023). Guarantee: a client
 // takes part at most K times, and two of its participations are at least B
-// rounds apart.
+// rounds apart. Adjacency: zero-out (the schedule does not depend on the
+// data).
 type minSep struct{}
 
 func init() { register(MinSep, 3, minSep{}) }

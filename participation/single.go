@@ -3,7 +3,8 @@ package participation
 import "fmt"
 
 // Single participation. Guarantee: each client takes part in at most one
-// round of the run.
+// round of the run. Adjacency: zero-out (sensitivity clip; the schedule does
+// not depend on the data).
 type single struct{}
 
 func init() { register(Single, 1, single{}) }

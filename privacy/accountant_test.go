@@ -180,10 +180,13 @@ func TestGuaranteeString(t *testing.T) {
 		g    Guarantee
 		want string
 	}{
-		{Guarantee{2.31412, 1e-5, MethodZCDP, 0}, "ε = 2.314 at δ = 1e-05 (zcdp)"},
-		{Guarantee{7.32911117, 1e-5, MethodRDPCKS, 3.9}, "ε = 7.329 at δ = 1e-05 (rdp-cks, order 3.9)"},
-		{Guarantee{0.87931, 1e-6, MethodExactGDP, 0}, "ε = 0.8793 at δ = 1e-06 (exact-gdp)"},
-		{Guarantee{1.78e7, 1e-6, MethodRDPCKS, 1.1}, "ε = 1.78e+07 at δ = 1e-06 (rdp-cks, order 1.1)"},
+		{Guarantee{2.31412, 1e-5, MethodZCDP, 0, AnyAdjacency}, "ε = 2.314 at δ = 1e-05 (zcdp)"},
+		{Guarantee{7.32911117, 1e-5, MethodRDPCKS, 3.9, AnyAdjacency}, "ε = 7.329 at δ = 1e-05 (rdp-cks, order 3.9)"},
+		{Guarantee{0.87931, 1e-6, MethodExactGDP, 0, AnyAdjacency}, "ε = 0.8793 at δ = 1e-06 (exact-gdp)"},
+		{Guarantee{1.78e7, 1e-6, MethodRDPCKS, 1.1, AnyAdjacency}, "ε = 1.78e+07 at δ = 1e-06 (rdp-cks, order 1.1)"},
+		{Guarantee{2.31412, 1e-5, MethodRDPCKS, 9.5, AddRemove}, "ε = 2.314 at δ = 1e-05 (rdp-cks, order 9.5; add/remove)"},
+		{Guarantee{0.87931, 1e-6, MethodExactGDP, 0, ZeroOut}, "ε = 0.8793 at δ = 1e-06 (exact-gdp; zero-out)"},
+		{Guarantee{3.5, 1e-6, MethodPLD, 0, ReplaceOne}, "ε = 3.500 at δ = 1e-06 (pld; replace-one)"},
 	}
 	for _, c := range cases {
 		if s := c.g.String(); s != c.want {

@@ -39,6 +39,18 @@ type PoissonSampled struct {
 	Event       Event
 }
 
+// SampledWithoutReplacement is Event run on a subset of exactly SampleSize
+// records drawn uniformly without replacement from PopulationSize records
+// (like dp_accounting's SampledWithoutReplacementDpEvent). It is analysed
+// under replace-one adjacency only (the population size is public), so the
+// noise multipliers of Event are relative to the replace-one sensitivity:
+// for a sum of vectors clipped to norm C, noise std / (2C). Amplification
+// holds only if every draw really is uniform over the whole population.
+type SampledWithoutReplacement struct {
+	PopulationSize, SampleSize int
+	Event                      Event
+}
+
 // Composed is the composition of different events, in order.
 type Composed struct{ Events []Event }
 
@@ -47,6 +59,18 @@ func (PureDP) isEvent()         {}
 func (SelfComposed) isEvent()   {}
 func (PoissonSampled) isEvent() {}
 func (Composed) isEvent()       {}
+
+func (SampledWithoutReplacement) isEvent() {}
+
+// String implements Event.
+func (s SampledWithoutReplacement) String() string {
+	return fmt.Sprintf("SampledWithoutReplacement(%d of %d, %v)", s.SampleSize, s.PopulationSize, s.Event)
+}
+
+// Ratio is the sampling ratio SampleSize/PopulationSize.
+func (s SampledWithoutReplacement) Ratio() float64 {
+	return float64(s.SampleSize) / float64(s.PopulationSize)
+}
 
 // String implements Event.
 func (g Gaussian) String() string { return fmt.Sprintf("Gaussian(σ=%g)", g.NoiseMultiplier) }
@@ -67,8 +91,17 @@ func (c Composed) String() string { return fmt.Sprintf("Composed%v", c.Events) }
 
 // Validate reports whether e and every event inside it are well formed:
 // positive noise multipliers, non-negative finite epsilons and counts,
-// probabilities in [0, 1], no nil events.
+// probabilities in [0, 1], sample sizes between 0 and a positive population,
+// no nil events, and one neighbouring relation throughout (AdjacencyOf).
 func Validate(e Event) error {
+	if err := validate(e); err != nil {
+		return err
+	}
+	_, err := AdjacencyOf(e)
+	return err
+}
+
+func validate(e Event) error {
 	switch e := e.(type) {
 	case nil:
 		return fmt.Errorf("privacy: nil event")
@@ -84,15 +117,22 @@ func Validate(e Event) error {
 		if e.Count < 0 {
 			return fmt.Errorf("privacy: SelfComposed count must be non-negative, got %d", e.Count)
 		}
-		return Validate(e.Event)
+		return validate(e.Event)
 	case PoissonSampled:
 		if !(e.Probability >= 0 && e.Probability <= 1) {
 			return fmt.Errorf("privacy: sampling probability must be in [0, 1], got %g", e.Probability)
 		}
-		return Validate(e.Event)
+		return validate(e.Event)
+	case SampledWithoutReplacement:
+		if e.PopulationSize < 1 || e.SampleSize < 0 || e.SampleSize > e.PopulationSize {
+			return fmt.Errorf("privacy: sample size %d must be between 0 and the population size %d (at least 1)", e.SampleSize, e.PopulationSize)
+		}
+		return validate(e.Event)
+	case Neighbouring:
+		return validate(e.Event)
 	case Composed:
 		for _, x := range e.Events {
-			if err := Validate(x); err != nil {
+			if err := validate(x); err != nil {
 				return err
 			}
 		}
@@ -142,6 +182,15 @@ func gaussianMu2(e Event) (mu2 float64, ok bool) {
 		case 1:
 			return gaussianMu2(e.Event)
 		}
+	case SampledWithoutReplacement:
+		switch e.SampleSize {
+		case 0:
+			return 0, true
+		case e.PopulationSize:
+			return gaussianMu2(e.Event)
+		}
+	case Neighbouring:
+		return gaussianMu2(e.Event)
 	}
 	return 0, false
 }

@@ -17,6 +17,7 @@ import (
 // events are refused. The zero value is an empty accountant.
 type Exact struct {
 	mu2 float64
+	adj Adjacency // of the events composed
 }
 
 var _ Accountant = (*Exact)(nil)
@@ -42,7 +43,7 @@ func (a *Exact) Supports(e Event) error {
 }
 
 func errExactUnsupported(e Event) error {
-	return errUnsupported("exact", e, "only non-sampled Gaussians; use the RDP accountant for Poisson sampling")
+	return errUnsupported("exact", e, "only non-sampled Gaussians; use the RDP accountant for Poisson sampling, RDP or PLD for sampling without replacement")
 }
 
 // Mu returns the GDP parameter mu = sqrt(sum 1/sigma_i^2) of what a holds.
@@ -57,7 +58,12 @@ func (a *Exact) Compose(e Event, count int) error {
 	if !ok {
 		return errExactUnsupported(e)
 	}
+	adj, err := mergeAdjacency(a.adj, e)
+	if err != nil {
+		return err
+	}
 	a.mu2 += float64(count) * m
+	a.adj = adj
 	return nil
 }
 
@@ -75,7 +81,7 @@ func (a *Exact) Epsilon(delta float64) (Guarantee, error) {
 	if err := checkDelta(delta); err != nil {
 		return Guarantee{}, err
 	}
-	g := Guarantee{Delta: delta, Method: MethodExactGDP}
+	g := Guarantee{Delta: delta, Method: MethodExactGDP, Adjacency: a.adj}
 	mu := a.Mu()
 	if math.IsInf(mu, 1) {
 		return g, fmt.Errorf("privacy: exact accountant: infinite mu, no finite epsilon at delta %g", delta)

@@ -30,7 +30,7 @@ func ExampleNewRDP() {
 	}
 	g, _ := a.Epsilon(1e-5)
 	fmt.Println(g)
-	// Output: ε = 7.329 at δ = 1e-05 (rdp-cks, order 3.9)
+	// Output: ε = 7.329 at δ = 1e-05 (rdp-cks, order 3.9; add/remove)
 }
 
 // The Choquette-Choo et al. 2023 Table 4 noise multiplier for ε = 1 at δ = 1e-6.

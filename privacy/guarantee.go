@@ -21,10 +21,13 @@ type Guarantee struct {
 	Epsilon, Delta float64
 	Method         string
 	Order          float64
+	// Adjacency is the neighbouring relation the guarantee holds under
+	// (AnyAdjacency when the events fixed none).
+	Adjacency Adjacency
 }
 
-// String formats g as e.g. "ε = 2.314 at δ = 1e-05 (zcdp)" or, with an order,
-// "ε = 7.329 at δ = 1e-05 (rdp-cks, order 9.5)".
+// String formats g as e.g. "ε = 2.314 at δ = 1e-05 (zcdp)" or, with an order
+// and an adjacency, "ε = 7.329 at δ = 1e-05 (rdp-cks, order 9.5; add/remove)".
 func (g Guarantee) String() string {
 	// Four significant digits below 1 (0.8793), three decimals up to 1e6
 	// (7.329, 18.195), exponent form above (1.78e+07).
@@ -32,8 +35,12 @@ func (g Guarantee) String() string {
 	if g.Epsilon < 1e6 && (g.Epsilon >= 1 || eps == "1") {
 		eps = strconv.FormatFloat(g.Epsilon, 'f', 3, 64)
 	}
+	how := g.Method
 	if g.Order > 0 {
-		return fmt.Sprintf("ε = %s at δ = %g (%s, order %.4g)", eps, g.Delta, g.Method, g.Order)
+		how += fmt.Sprintf(", order %.4g", g.Order)
 	}
-	return fmt.Sprintf("ε = %s at δ = %g (%s)", eps, g.Delta, g.Method)
+	if g.Adjacency != AnyAdjacency {
+		how += "; " + g.Adjacency.String()
+	}
+	return fmt.Sprintf("ε = %s at δ = %g (%s)", eps, g.Delta, how)
 }

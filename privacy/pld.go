@@ -63,6 +63,7 @@ type PLDConfig struct {
 // next Compose. A PLD is not safe for concurrent use.
 type PLD struct {
 	cfg   PLDConfig
+	adj   Adjacency // of the events composed
 	steps map[pldKey]int
 	cache []*pldDist // composed distributions; nil after Compose
 	// ctx, when set (during epsilonContext), is checked between and
@@ -135,6 +136,10 @@ func (a *PLD) Compose(e Event, count int) error {
 	if err := pldSteps(add, e, count); err != nil {
 		return err
 	}
+	adj, err := mergeAdjacency(a.adj, e)
+	if err != nil {
+		return err
+	}
 	for k, c := range add {
 		if c > math.MaxInt-a.steps[k] {
 			return fmt.Errorf("privacy: PLD accountant: more than %d compositions of one step", math.MaxInt)
@@ -143,6 +148,9 @@ func (a *PLD) Compose(e Event, count int) error {
 	for k, c := range add {
 		a.steps[k] += c
 		a.cache = nil
+	}
+	if count > 0 {
+		a.adj = adj
 	}
 	return nil
 }
@@ -195,8 +203,38 @@ func pldSteps(dst map[pldKey]int, e Event, count int) error {
 			return addSteps(dst, pldKey{q: e.Probability, param: sigma}, count)
 		}
 		return nil
+	case SampledWithoutReplacement:
+		return pldWORSteps(dst, e, count)
+	case Neighbouring:
+		return pldSteps(dst, e.Event, count)
 	}
 	return errUnsupported("PLD", e, "only Gaussians and PureDP events, Poisson-sampled or not")
+}
+
+// pldWORSteps adds the steps of a Gaussian on a sample drawn without
+// replacement (replace-one adjacency). With γ = m/n and the Gaussian's noise
+// multiplier σ relative to the replace-one sensitivity, the pair
+// ((1−γ)N(0,σ²) + γN(1,σ²), N(0,σ²)) and its reverse dominate it (Zhu, Dong
+// and Wang 2022, the dominating pair of subsampling without replacement
+// under replace-one; the pair is attained in one dimension by datasets whose
+// other records all sit at one end of the clipping range), so the step is
+// the Poisson-sampled Gaussian's PLD in both directions at q = γ. A PLD
+// accountant never holds both kinds of steps (their adjacencies differ).
+func pldWORSteps(dst map[pldKey]int, e SampledWithoutReplacement, count int) error {
+	switch e.SampleSize {
+	case 0:
+		return nil
+	case e.PopulationSize:
+		return pldSteps(dst, e.Event, count)
+	}
+	sigma, ok := gaussianEquivalent(e.Event)
+	if !ok {
+		return errUnsupported("PLD", e, "sampling without replacement is supported for a Gaussian (or Gaussians)")
+	}
+	if !math.IsInf(sigma, 1) {
+		return addSteps(dst, pldKey{q: e.Ratio(), param: sigma}, count)
+	}
+	return nil
 }
 
 // addSteps adds count repetitions of the step k to dst, refusing a total
@@ -233,7 +271,7 @@ func (a *PLD) Epsilon(delta float64) (Guarantee, error) {
 	if err := checkDelta(delta); err != nil {
 		return Guarantee{}, err
 	}
-	g := Guarantee{Delta: delta, Method: a.method()}
+	g := Guarantee{Delta: delta, Method: a.method(), Adjacency: a.adj}
 	if len(a.steps) == 0 || delta >= 1 {
 		return g, nil
 	}

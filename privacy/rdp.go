@@ -58,6 +58,7 @@ type RDP struct {
 	rdp    []float64
 	conv   RDPConversion
 	frac   FractionalRDP
+	adj    Adjacency // of the events composed
 }
 
 // FractionalRDP selects how the RDP of the Poisson-subsampled Gaussian is
@@ -149,6 +150,18 @@ func rdpSupports(e Event) error {
 		if _, ok := gaussianEquivalent(e.Event); !ok {
 			return errRDPSampled(e)
 		}
+	case SampledWithoutReplacement:
+		switch e.SampleSize {
+		case 0:
+			return nil
+		case e.PopulationSize:
+			return rdpSupports(e.Event)
+		}
+		if _, ok := gaussianEquivalent(e.Event); !ok {
+			return errUnsupported("RDP", e, "sampling without replacement is supported for Gaussian events only")
+		}
+	case Neighbouring:
+		return rdpSupports(e.Event)
 	default:
 		return fmt.Errorf("privacy: unknown event type %T", e)
 	}
@@ -173,10 +186,15 @@ func (a *RDP) Compose(e Event, count int) error {
 	if count == 0 {
 		return nil
 	}
+	adj, err := mergeAdjacency(a.adj, e)
+	if err != nil {
+		return err
+	}
 	v := make([]float64, len(a.orders))
 	if err := eventRDP(v, e, a.orders, a.frac); err != nil {
 		return err
 	}
+	a.adj = adj
 	for i := range v {
 		a.rdp[i] += float64(count) * v[i]
 	}
@@ -229,8 +247,30 @@ func eventRDP(dst []float64, e Event, orders []float64, frac FractionalRDP) erro
 		for i, al := range orders {
 			dst[i] += sampledGaussianRDP(q, sigma, al, frac == FracAbsSeries)
 		}
+	case SampledWithoutReplacement:
+		return worEventRDP(dst, e, orders, frac)
+	case Neighbouring:
+		return eventRDP(dst, e.Event, orders, frac)
 	default:
 		return fmt.Errorf("privacy: unknown event type %T", e)
+	}
+	return nil
+}
+
+// worEventRDP adds the RDP of the valid without-replacement event e.
+func worEventRDP(dst []float64, e SampledWithoutReplacement, orders []float64, frac FractionalRDP) error {
+	switch e.SampleSize {
+	case 0:
+		return nil
+	case e.PopulationSize:
+		return eventRDP(dst, e.Event, orders, frac)
+	}
+	sigma, ok := gaussianEquivalent(e.Event)
+	if !ok {
+		return rdpSupports(e)
+	}
+	if !math.IsInf(sigma, 1) {
+		worRDP(dst, e.Ratio(), sigma, orders)
 	}
 	return nil
 }
@@ -241,7 +281,7 @@ func (a *RDP) Epsilon(delta float64) (Guarantee, error) {
 	if err := checkDelta(delta); err != nil {
 		return Guarantee{}, err
 	}
-	g := Guarantee{Delta: delta, Method: a.conv.String()}
+	g := Guarantee{Delta: delta, Method: a.conv.String(), Adjacency: a.adj}
 	if delta >= 1 {
 		return g, nil
 	}

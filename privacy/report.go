@@ -34,6 +34,8 @@ type Report struct {
 	MeanCohort        float64 // mean cohort over rounds
 	MeanFill          float64 // mean of cohort / target over rounds
 	MinSeparation     int     // smallest gap between two participations of a client (0: none repeated)
+	Cohort            int     // sampling without replacement: the cohort drawn each round
+	Population        int     // sampling without replacement: the population it is drawn from
 
 	// The L2 sensitivity (clip = 1).
 	Sensitivity       float64
@@ -59,6 +61,7 @@ type Report struct {
 	Orders            int      // number of RDP orders searched
 	RDPSeries         string   // fractional-order series of the RDP accountants: signed or abs
 	Guarantee         string   // the guarantee in words (Guarantee.String)
+	Adjacency         string   // the guarantee's neighbouring relation ("" when its events fix none)
 	EpsilonOptimistic *float64 // PLD's optimistic estimate: a lower bound on the exact epsilon, not a guarantee
 
 	// Population scaling (privacy.population_scale > 1): the simulated
@@ -76,6 +79,7 @@ type Report struct {
 func (r *Report) SetGuarantee(g Guarantee) {
 	e := g.Epsilon
 	r.Epsilon, r.Accountant, r.Order, r.Guarantee = &e, g.Method, g.Order, g.String()
+	r.Adjacency = g.Adjacency.String()
 	r.EpsilonMethod = g.Method
 	if g.Order > 0 {
 		r.EpsilonMethod += fmt.Sprintf(" (order %g)", g.Order)

@@ -40,6 +40,7 @@ func (c ZCDPConversion) String() string {
 type ZCDP struct {
 	rho  float64
 	conv ZCDPConversion
+	adj  Adjacency // of the events composed
 }
 
 var _ Accountant = (*ZCDP)(nil)
@@ -86,7 +87,12 @@ func (a *ZCDP) Compose(e Event, count int) error {
 	if err != nil {
 		return err
 	}
+	adj, err := mergeAdjacency(a.adj, e)
+	if err != nil {
+		return err
+	}
 	a.rho += float64(count) * r
+	a.adj = adj
 	return nil
 }
 
@@ -118,6 +124,16 @@ func eventRho(e Event) (float64, error) {
 			return eventRho(e.Event)
 		}
 		return 0, errUnsupported("zCDP", e, "zCDP has no amplification by sampling; use the RDP accountant")
+	case SampledWithoutReplacement:
+		switch e.SampleSize {
+		case 0:
+			return 0, nil
+		case e.PopulationSize:
+			return eventRho(e.Event)
+		}
+		return 0, errUnsupported("zCDP", e, "zCDP has no amplification by sampling without replacement; use the RDP or PLD accountant")
+	case Neighbouring:
+		return eventRho(e.Event)
 	}
 	return 0, fmt.Errorf("privacy: unknown event type %T", e)
 }
@@ -128,6 +144,7 @@ func (a *ZCDP) Epsilon(delta float64) (Guarantee, error) {
 		return Guarantee{}, err
 	}
 	g, err := zcdpEpsilon(a.rho, delta, a.conv)
+	g.Adjacency = a.adj
 	return g, err
 }
 

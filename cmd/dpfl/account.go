@@ -14,8 +14,9 @@ import (
 
 const accountUsage = `Usage:
   dpfl account [-json] CONFIG.yaml
-  dpfl account -delta D (-sigma S | -epsilon E) [-steps T]
-               [-mechanism gaussian|sampled-gaussian] [-q Q] [-sensitivity D]
+  dpfl account -delta D (-sigma S | -epsilon E) [-steps T | -rounds T]
+               [-mechanism gaussian|sampled-gaussian|sampled-without-replacement]
+               [-q Q] [-cohort M -population N] [-sensitivity D]
                [-accountant exact|rdp|rdp-mironov|zcdp|zcdp-cks|pld] [-orders LIST]
                [-rdp-series signed|abs] [-tol R] [-json]
 
@@ -23,40 +24,51 @@ The first form prints the privacy account of a run configuration without
 training. The second is a calculator: the epsilon of T steps of a Gaussian
 mechanism (sampled-gaussian: each record included with probability Q, Poisson)
 with noise standard deviation S for queries of L2 sensitivity D, or, given
--epsilon, the smallest S that reaches it. The accountant sees the noise
+-epsilon, the smallest S that reaches it. sampled-without-replacement is a
+cohort of exactly M of N records drawn uniformly without replacement each
+round (Wang, Balle and Kasiviswanathan 2019), accounted under replace-one
+adjacency: its default D is 2, the replace-one sensitivity of a sum of
+updates clipped to norm 1 (one update replaced by another), so S is in units
+of the clip norm as for the other mechanisms. The accountant sees the noise
 multiplier S/D. Defaults: exact (GDP) for gaussian, rdp (Canonne-Kamath-Steinke
-conversion) for sampled-gaussian; -mechanism defaults to sampled-gaussian when
--q is given. pld is the tightest for sampled-gaussian (tens of milliseconds
+conversion) for the sampled mechanisms; -mechanism defaults to
+sampled-gaussian when -q is given and to sampled-without-replacement when
+-cohort and -population are. pld is the tightest for sampled-gaussian (tens of milliseconds
 per evaluation for thousands of steps); it also prints its optimistic
 estimate, a lower bound on the exact epsilon that is not a guarantee, so the
 two bracket the exact value. -rdp-series chooses how the RDP accountants
 compute fractional orders: signed (the exact Renyi divergence, as TF-Privacy
 and Opacus; the default) or abs (the looser bound of current dp_accounting),
 to reproduce either library's numbers. Every epsilon is printed with its
-method, delta and (RDP) order.
+method, delta, (RDP) order and, for the sampled mechanisms, the neighbouring
+relation it holds under (add/remove for Poisson sampling, replace-one
+without replacement).
 
 Flags:
 `
 
 // calcForm is the calculator's -json form.
 var calcForm = privacy.NewForm(privacy.Report{},
-	"mechanism=Mechanism", "q=Q,omitempty", "steps=Steps", "sensitivity=Sensitivity",
+	"mechanism=Mechanism", "q=Q,omitempty", "cohort=Cohort,omitempty", "population=Population,omitempty",
+	"steps=Steps", "sensitivity=Sensitivity",
 	"sigma=NoiseStd", "noise_multiplier=NoiseMultiplier", "calibrated=Calibrated",
 	"target_epsilon=TargetEpsilon,omitempty", "tolerance=Tolerance,omitempty",
 	"epsilon=Epsilon", "delta=Delta", "accountant=Accountant", "order=Order,omitempty",
-	"orders=Orders,omitempty", "rdp_series=RDPSeries,omitempty", "guarantee=Guarantee",
+	"orders=Orders,omitempty", "rdp_series=RDPSeries,omitempty", "guarantee=Guarantee", "adjacency=Adjacency,omitempty",
 	// pld only: the optimistic PLD estimate at the same sigma and delta.
 	"epsilon_optimistic=EpsilonOptimistic,omitempty")
 
 // calcRequest is a parsed calculator command line (dpfl account without a
 // config file).
 type calcRequest struct {
-	mech        string // gaussian or sampled-gaussian
+	mech        string // gaussian, sampled-gaussian or sampled-without-replacement
 	sigma       float64
 	epsilon     float64 // target (calibrate) when set
 	calibrate   bool
 	steps       int
 	q           float64
+	cohort      int // sampled-without-replacement: records drawn each round
+	population  int // sampled-without-replacement: records drawn from
 	sensitivity float64
 	delta       float64
 	accountant  string
@@ -102,12 +114,15 @@ func cmdAccount(ctx context.Context, args []string, stdout, stderr io.Writer) in
 func parseAccount(args []string, stderr io.Writer) (req calcRequest, config string, code int, ok bool) {
 	fs := flag.NewFlagSet("account", flag.ContinueOnError)
 	var ordersFlag string
-	fs.StringVar(&req.mech, "mechanism", "", "gaussian or sampled-gaussian (default gaussian, or sampled-gaussian when -q is set)")
+	fs.StringVar(&req.mech, "mechanism", "", "gaussian, sampled-gaussian or sampled-without-replacement (default gaussian; sampled-gaussian when -q is set, sampled-without-replacement when -cohort is)")
 	fs.Float64Var(&req.sigma, "sigma", 0, "noise standard deviation in units of the clip norm (or give -epsilon)")
 	fs.Float64Var(&req.epsilon, "epsilon", 0, "target epsilon: calibrate the smallest sigma that reaches it")
 	fs.IntVar(&req.steps, "steps", 1, "number of steps (rounds) composed")
+	fs.IntVar(&req.steps, "rounds", 1, "the same as -steps")
+	fs.IntVar(&req.cohort, "cohort", 0, "sampled-without-replacement: records (clients) drawn each round")
+	fs.IntVar(&req.population, "population", 0, "sampled-without-replacement: records (clients) the cohort is drawn from")
 	fs.Float64Var(&req.q, "q", 0, "Poisson sampling probability of sampled-gaussian, in (0, 1]")
-	fs.Float64Var(&req.sensitivity, "sensitivity", 1, "L2 sensitivity of each step's query, in units of the clip norm")
+	fs.Float64Var(&req.sensitivity, "sensitivity", 1, "L2 sensitivity of each step's query, in units of the clip norm (default 2 for sampled-without-replacement: replace-one)")
 	fs.Float64Var(&req.delta, "delta", 0, "delta of the guarantee, in (0, 1) (required)")
 	fs.StringVar(&req.accountant, "accountant", "", "exact, rdp (CKS conversion), rdp-mironov, zcdp (rho + 2 sqrt(rho log 1/delta)), zcdp-cks or pld (privacy-loss distribution, slower)")
 	fs.StringVar(&ordersFlag, "orders", "", "comma-separated RDP orders (default privacy.DefaultOrders: 1.1..10.9 step 0.1, 11..63, 128, 256, 512)")
@@ -157,6 +172,8 @@ func (r *calcRequest) check(set map[string]bool, ordersFlag string) string {
 		return "-delta is required"
 	case !(r.delta > 0 && r.delta < 1):
 		return fmt.Sprintf("-delta must be in (0, 1), got %g", r.delta)
+	case set["steps"] && set["rounds"]:
+		return "give -steps or -rounds, not both"
 	case r.steps < 1:
 		return fmt.Sprintf("-steps must be at least 1, got %d", r.steps)
 	case !(r.sensitivity > 0 && !math.IsInf(r.sensitivity, 1)):
@@ -169,7 +186,35 @@ func (r *calcRequest) check(set map[string]bool, ordersFlag string) string {
 		r.mech = "gaussian"
 		if set["q"] {
 			r.mech = "sampled-gaussian"
+		} else if set["cohort"] || set["population"] {
+			r.mech = worMech
 		}
+	}
+	if msg := r.checkMechanism(set); msg != "" {
+		return msg
+	}
+	if r.accountant == "" {
+		r.accountant = "exact"
+		if r.amplified() {
+			r.accountant = "rdp"
+		}
+	}
+	return r.checkAccountant(set, ordersFlag)
+}
+
+// worMech is the calculator's name of sampling without replacement.
+const worMech = "sampled-without-replacement"
+
+// amplified reports whether the request's sampling amplifies (draws less
+// than everyone).
+func (r *calcRequest) amplified() bool {
+	return (r.mech == "sampled-gaussian" && r.q < 1) || (r.mech == worMech && r.cohort < r.population)
+}
+
+// checkMechanism validates the mechanism and its sampling flags.
+func (r *calcRequest) checkMechanism(set map[string]bool) string {
+	if r.mech != worMech && (set["cohort"] || set["population"]) {
+		return "-cohort and -population apply to -mechanism sampled-without-replacement only"
 	}
 	switch r.mech {
 	case "gaussian":
@@ -183,16 +228,22 @@ func (r *calcRequest) check(set map[string]bool, ordersFlag string) string {
 		if !(r.q > 0 && r.q <= 1) {
 			return fmt.Sprintf("-q must be in (0, 1], got %g", r.q)
 		}
-	default:
-		return fmt.Sprintf("unknown -mechanism %q (want gaussian or sampled-gaussian)", r.mech)
-	}
-	if r.accountant == "" {
-		r.accountant = "exact"
-		if r.mech == "sampled-gaussian" && r.q < 1 {
-			r.accountant = "rdp"
+	case worMech:
+		switch {
+		case set["q"]:
+			return "-q applies to -mechanism sampled-gaussian only (sampled-without-replacement takes -cohort and -population)"
+		case !set["cohort"] || !set["population"]:
+			return "-mechanism sampled-without-replacement needs -cohort and -population"
+		case r.population < 1 || r.cohort < 1 || r.cohort > r.population:
+			return fmt.Sprintf("-cohort must be between 1 and -population (at least 1), got %d of %d", r.cohort, r.population)
 		}
+		if !set["sensitivity"] {
+			r.sensitivity = 2
+		}
+	default:
+		return fmt.Sprintf("unknown -mechanism %q (want gaussian, sampled-gaussian or %s)", r.mech, worMech)
 	}
-	return r.checkAccountant(set, ordersFlag)
+	return ""
 }
 
 // checkAccountant validates the accountant flags and builds the accountant.
@@ -226,6 +277,9 @@ func (r *calcRequest) checkAccountant(set map[string]bool, ordersFlag string) st
 	if r.mech == "sampled-gaussian" && r.q < 1 && newAcct().Supports(r.event(r.sensitivity)) != nil {
 		return fmt.Sprintf("the %s accountant cannot amplify by sampling (q = %g); use -accountant rdp", r.accountant, r.q)
 	}
+	if r.mech == worMech && r.amplified() && newAcct().Supports(r.event(r.sensitivity)) != nil {
+		return fmt.Sprintf("the %s accountant cannot account sampling without replacement (cohort %d of %d); use -accountant rdp or pld", r.accountant, r.cohort, r.population)
+	}
 	r.newAcct = newAcct
 	return ""
 }
@@ -233,8 +287,11 @@ func (r *calcRequest) checkAccountant(set map[string]bool, ordersFlag string) st
 // event is the event of the whole run for a noise standard deviation s.
 func (r *calcRequest) event(s float64) privacy.Event {
 	var step privacy.Event = privacy.Gaussian{NoiseMultiplier: s / r.sensitivity}
-	if r.mech == "sampled-gaussian" {
+	switch r.mech {
+	case "sampled-gaussian":
 		step = privacy.PoissonSampled{Probability: r.q, Event: step}
+	case worMech:
+		step = privacy.SampledWithoutReplacement{PopulationSize: r.population, SampleSize: r.cohort, Event: step}
 	}
 	return privacy.SelfComposed{Event: step, Count: r.steps}
 }
@@ -244,8 +301,11 @@ func (r *calcRequest) event(s float64) privacy.Event {
 // NoiseStd; the accountant sees the noise multiplier NoiseStd/Sensitivity.
 func (r *calcRequest) compute(ctx context.Context) (privacy.Report, error) {
 	res := privacy.Report{Mechanism: r.mech, Steps: r.steps, Sensitivity: r.sensitivity, Delta: r.delta}
-	if r.mech == "sampled-gaussian" {
+	switch r.mech {
+	case "sampled-gaussian":
 		res.Q = r.q
+	case worMech:
+		res.Cohort, res.Population = r.cohort, r.population
 	}
 	var g privacy.Guarantee
 	if r.calibrate {
@@ -294,6 +354,9 @@ func writeAccountText(w io.Writer, res privacy.Report) {
 	m := res.Mechanism
 	if res.Q > 0 {
 		m += fmt.Sprintf(" (Poisson, q = %g)", res.Q)
+	}
+	if res.Population > 0 {
+		m += fmt.Sprintf(" (cohort %d of %d each step, uniform without replacement)", res.Cohort, res.Population)
 	}
 	fmt.Fprintf(w, "mechanism    %s\n", m)
 	fmt.Fprintf(w, "steps        %d\n", res.Steps)

@@ -37,7 +37,7 @@ func TestAccountQuickstart(t *testing.T) {
 		t.Fatalf("printed epsilon %v, exact accountant at the printed sigma %v", *a.Epsilon, g.Epsilon)
 	}
 	code, text, _ := runCLI("account", "../../experiments/quickstart.yaml")
-	for _, w := range []string{"sensitivity:", "sigma:", "calibrated for ε = 4 at δ = 1e-05", "(exact-gdp)", "participation:  uniform"} {
+	for _, w := range []string{"sensitivity:", "sigma:", "calibrated for ε = 4 at δ = 1e-05", "(exact-gdp; zero-out)", "participation:  uniform"} {
 		if code != exitOK || !strings.Contains(text, w) {
 			t.Errorf("text output lacks %q:\n%s", w, text)
 		}
