@@ -98,7 +98,7 @@ func TestAGDAccounting(t *testing.T) {
 		t.Fatalf("stopped after %d rounds with %v of %v left, enough for a round of %v", rounds, rho-total, rho, ng+0.1*rho)
 	}
 	rows := readMetrics(t, dir)
-	if last := rows[len(rows)-1][0]; last != strconv.Itoa(s.Rounds) || !strings.HasSuffix(rows[0][4], ";whole_run]") {
+	if last := rows[len(rows)-1][2]; last != strconv.Itoa(s.Rounds) || rows[1][10] != "whole_run" {
 		t.Fatalf("last metrics row %s, header %v, rounds %d", last, rows[0], s.Rounds)
 	}
 	if s.FinalAccuracy < 0.5 {

@@ -352,7 +352,7 @@ func TestTextRun(t *testing.T) {
 	}
 	rows := readMetrics(t, out.Dir)
 	uniform := math.Log(float64(plan.Data.Train.Classes))
-	firstLoss, _ := strconv.ParseFloat(rows[1][2], 64)
+	firstLoss, _ := strconv.ParseFloat(rows[1][4], 64)
 	s := out.Summary
 	t.Logf("test loss %.3f after 5 rounds, %.3f after 20 (uniform %.3f); accuracy %.3f, baseline %.3f", firstLoss, s.FinalTestLoss, uniform, s.FinalAccuracy, baseline)
 	if !(s.FinalTestLoss < 0.85*uniform) || !(s.FinalTestLoss < firstLoss) {

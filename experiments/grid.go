@@ -61,7 +61,19 @@ type Point struct {
 	ID     string   // RunID of Config and Inputs
 	Inputs Inputs   // fingerprints of the input files Config reads
 	Values []string // the value of each of Grid.Varied, as written
+	// Unset marks the Values that are YAML null (the key left unset at
+	// this point, as a zip partner often is): index.csv leaves them empty.
+	Unset  []bool
 	Config *Config
+}
+
+// Cell is the point's value of Grid.Varied[i] as index.csv writes it: as
+// written, or empty when unset.
+func (p Point) Cell(i int) string {
+	if i < len(p.Unset) && p.Unset[i] {
+		return ""
+	}
+	return p.Values[i]
 }
 
 // Dir is the point's run folder name under a grid's output folder.
@@ -332,7 +344,7 @@ func (l Limits) expand(g *Grid, base *yaml.Node, axes []axis) error {
 	fp := fingerprinter{}
 	idx := make([]int, len(axes)) // odometer, first axis slowest
 	for n := 0; n < total; n++ {
-		pt, values := combination(base, axes, idx)
+		pt, values, unset := combination(base, axes, idx)
 		cfg, in, err, inErr := l.point(pt, g.File, fp)
 		if inErr != nil {
 			err = inErr
@@ -357,7 +369,7 @@ func (l Limits) expand(g *Grid, base *yaml.Node, axes []axis) error {
 				g.Duplicates++
 			} else {
 				ids[id] = len(g.Points)
-				g.Points = append(g.Points, Point{Index: len(g.Points), ID: id, Inputs: in, Values: values, Config: cfg})
+				g.Points = append(g.Points, Point{Index: len(g.Points), ID: id, Inputs: in, Values: values, Unset: unset, Config: cfg})
 			}
 		}
 		for ai := len(axes) - 1; ai >= 0; ai-- {
@@ -391,17 +403,19 @@ func (l Limits) expand(g *Grid, base *yaml.Node, axes []axis) error {
 
 // combination is the base configuration with value idx[i] of each axis i
 // set, and those values as written.
-func combination(base *yaml.Node, axes []axis, idx []int) (*yaml.Node, []string) {
+func combination(base *yaml.Node, axes []axis, idx []int) (*yaml.Node, []string, []bool) {
 	pt := deepCopy(base)
 	var values []string
+	var unset []bool
 	for ai, a := range axes {
 		for pi, path := range a.paths {
 			v := a.values[pi][idx[ai]]
 			setPath(pt, path, a.keys[pi], deepCopy(v))
 			values = append(values, nodeString(v))
+			unset = append(unset, v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null")
 		}
 	}
-	return pt, values
+	return pt, values, unset
 }
 
 // point decodes, normalizes and validates one point's configuration (err)

@@ -278,81 +278,105 @@ func runPoint(ctx context.Context, g *Grid, p Point, opts GridOptions, after fun
 // with its status (complete, diverged, interrupted, failed, pending, or under
 // a tune: section not-chosen: another seed's point at a setting its group
 // did not choose, which never runs), its
-// varied values and, when finished, its results. A point is read from its run
-// folder under out, so shards writing to one folder produce the same index.
+// varied values and, when finished, its results (columns:
+// results.IndexFixedColumns, those of results.IndexOptionalColumns some row
+// has, then the varied paths). A point is read from its run folder under
+// out, so shards writing to one folder produce the same index.
 func WriteIndex(path string, g *Grid, out string) error {
-	// A varied path that is also a fixed column (seed) appears once.
-	header := append([]string{}, results.IndexFixedColumns...)
-	var extra []int
-	for i, v := range g.Varied {
-		if !slices.Contains(results.IndexFixedColumns, v) {
-			header = append(header, v)
-			extra = append(extra, i)
-		}
-	}
-	rows := make([][]string, 0, len(g.Points))
 	sums := make([]*results.Summary, len(g.Points)) // each run folder read once
 	for i, p := range g.Points {
 		sums[i], _ = Finished(out, p)
 	}
 	choices := g.choices(func(p Point) (*results.Summary, bool) { return sums[p.Index], sums[p.Index] != nil })
-	for _, p := range g.Points {
-		c := p.Config
-		row := map[string]string{
-			"run_id": p.ID, "dir": p.Dir(), "aggregator": c.Aggregator.Kind, "participation": string(c.Participation.Kind),
-			"seed": strconv.FormatUint(c.Seed, 10), "delta": fmtFloat(c.Privacy.Delta),
+	cells := make([]map[string]string, len(g.Points))
+	for i, p := range g.Points {
+		cells[i] = indexRow(p, sums[i], out)
+		if cells[i]["status"] == "" {
+			if g.Stage(p, choices) == StageNotChosen {
+				cells[i]["status"] = StageNotChosen // tune: its group chose another setting
+			} else {
+				cells[i]["status"] = "pending"
+			}
 		}
-		dir := filepath.Join(out, p.Dir())
-		if s := sums[p.Index]; s != nil {
-			row["status"] = s.Status
-			row["epsilon"] = "inf"
-			if s.Epsilon != nil {
-				row["epsilon"] = fmtFloat(*s.Epsilon)
-				// The method without the RDP order ("rdp-cks (order 9)").
-				row["accountant"], _, _ = strings.Cut(s.EpsilonMethod, " (")
-			}
-			row["noise_multiplier"] = fmtFloat(s.NoiseMultiplier)
-			row["sensitivity"] = fmtFloat(s.Sensitivity)
-			row["final_accuracy"] = fmtFloat(s.FinalAccuracy)
-			row["best_accuracy"] = fmtFloat(s.BestAccuracy)
-			row["final_test_loss"] = fmtFloat(s.FinalTestLoss)
-			row["rounds"] = strconv.Itoa(s.Rounds)
-			row["wall_seconds"] = strconv.FormatFloat(s.WallSeconds, 'f', 1, 64)
-			if s.PopulationEpsilon != nil {
-				row["population_epsilon"] = fmtFloat(*s.PopulationEpsilon)
-			}
-			if s.FinalValAccuracy != nil {
-				row["final_val_accuracy"] = fmtFloat(*s.FinalValAccuracy)
-			}
-			if s.MajorityAccuracy != nil {
-				row["majority_accuracy"] = fmtFloat(*s.MajorityAccuracy)
-			}
-			if a := s.Audit; a != nil {
-				for name, e := range map[string]results.AuditInterval{"final": a.FinalModel, "rounds": a.EveryRound} {
-					row["audit_"+name+"_epsilon"] = fmtFloat(float64(e.Epsilon))
-					row["audit_"+name+"_low"] = fmtFloat(float64(e.Low))
-					row["audit_"+name+"_high"] = fmtFloat(float64(e.High))
-				}
-			}
-		} else if _, err := os.Stat(filepath.Join(dir, ErrorFile)); err == nil {
-			row["status"] = "failed"
-		} else if _, err := os.Stat(filepath.Join(dir, CheckpointFile)); err == nil {
-			row["status"] = "interrupted"
-		} else if g.Stage(p, choices) == StageNotChosen {
-			row["status"] = StageNotChosen // tune: its group chose another setting
-		} else {
-			row["status"] = "pending"
+	}
+	// A varied path that is also a column (seed, aggregator.kind) appears
+	// once; an optional column only when some row has it.
+	header := append([]string{}, results.IndexFixedColumns...)
+	for _, c := range results.IndexOptionalColumns {
+		if slices.ContainsFunc(cells, func(r map[string]string) bool { return r[c] != "" }) {
+			header = append(header, c)
 		}
+	}
+	var extra []int
+	for i, v := range g.Varied {
+		if !results.IsIndexColumn(v) {
+			header = append(header, v)
+			extra = append(extra, i)
+		}
+	}
+	rows := make([][]string, 0, len(g.Points))
+	for i, p := range g.Points {
 		rec := make([]string, 0, len(header))
-		for _, h := range results.IndexFixedColumns {
-			rec = append(rec, row[h])
+		for _, h := range header[:len(header)-len(extra)] {
+			rec = append(rec, cells[i][h])
 		}
-		for _, i := range extra {
-			rec = append(rec, p.Values[i])
+		for _, j := range extra {
+			rec = append(rec, p.Cell(j))
 		}
 		rows = append(rows, rec)
 	}
 	return results.WriteCSV(path, header, rows)
+}
+
+// indexRow is a point's index.csv cells by column, without its varied
+// values; status is empty for a point neither finished, failed nor
+// interrupted.
+func indexRow(p Point, s *results.Summary, out string) map[string]string {
+	c := p.Config
+	row := map[string]string{
+		"run_id": p.ID, "dir": p.Dir(), "aggregator.kind": c.Aggregator.Kind, "participation.kind": string(c.Participation.Kind),
+		"seed": strconv.FormatUint(c.Seed, 10), "delta": fmtFloat(c.Privacy.Delta),
+	}
+	dir := filepath.Join(out, p.Dir())
+	if s == nil {
+		if _, err := os.Stat(filepath.Join(dir, ErrorFile)); err == nil {
+			row["status"] = "failed"
+		} else if _, err := os.Stat(filepath.Join(dir, CheckpointFile)); err == nil {
+			row["status"] = "interrupted"
+		}
+		return row
+	}
+	row["status"] = s.Status
+	row["epsilon"] = "inf"
+	if s.Epsilon != nil {
+		row["epsilon"] = fmtFloat(*s.Epsilon)
+		// The method without the RDP order ("rdp-cks (order 9)").
+		row["accountant"], _, _ = strings.Cut(s.EpsilonMethod, " (")
+		if m, err := results.ReadMetricsTable(filepath.Join(dir, "metrics.csv")); err == nil && len(m.Rows) > 0 {
+			row["adjacency"] = m.Get(0, "adjacency")
+		}
+	}
+	row["noise_multiplier"] = fmtFloat(s.NoiseMultiplier)
+	row["sensitivity"] = fmtFloat(s.Sensitivity)
+	row["final_accuracy"] = fmtFloat(s.FinalAccuracy)
+	row["best_accuracy"] = fmtFloat(s.BestAccuracy)
+	row["final_test_loss"] = fmtFloat(s.FinalTestLoss)
+	row["rounds"] = strconv.Itoa(s.Rounds)
+	row["wall_seconds"] = strconv.FormatFloat(s.WallSeconds, 'f', 1, 64)
+	for col, v := range map[string]*float64{"population_epsilon": s.PopulationEpsilon,
+		"final_val_accuracy": s.FinalValAccuracy, "majority_accuracy": s.MajorityAccuracy} {
+		if v != nil {
+			row[col] = fmtFloat(*v)
+		}
+	}
+	if a := s.Audit; a != nil {
+		for name, e := range map[string]results.AuditInterval{"final": a.FinalModel, "rounds": a.EveryRound} {
+			row["audit_"+name+"_epsilon"] = fmtFloat(float64(e.Epsilon))
+			row["audit_"+name+"_low"] = fmtFloat(float64(e.Low))
+			row["audit_"+name+"_high"] = fmtFloat(float64(e.High))
+		}
+	}
+	return row
 }
 
 func fmtFloat(x float64) string {

@@ -60,8 +60,8 @@ func TestCorrelatedAggregatorsTrain(t *testing.T) {
 			t.Errorf("%q: final accuracy %.3f", agg, res.Summary.FinalAccuracy)
 		}
 		// Every row's epsilon is the whole run's bound, and says so.
-		if h := readMetrics(t, dir)[0][4]; h != "epsilon[exact-gdp;delta=1e-05;whole_run]" {
-			t.Errorf("%q: epsilon column %q", agg, h)
+		if r := readMetrics(t, dir)[1]; strings.Join(r[7:11], ",") != "exact-gdp,1e-05,zero-out,whole_run" {
+			t.Errorf("%q: epsilon's accountant, delta, adjacency and scope %v", agg, r[7:11])
 		}
 	}
 }

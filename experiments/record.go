@@ -54,8 +54,10 @@ func (p *Plan) newRecorder(rd *runDir, opts Options, spec *sim.Spec, aud *audito
 	epsMethod := ""
 	if acc.Private {
 		epsMethod = acc.Final.Method
+		r.metrics.SetEpsilon(results.EpsilonInfo{Accountant: epsMethod, Delta: cfg.Privacy.Delta,
+			Adjacency: acc.Final.Adjacency.String(), WholeRun: acc.WholeRun})
 	}
-	r.metrics.SetEpsilonColumn(results.EpsilonColumn(epsMethod, cfg.Privacy.Delta, acc.WholeRun))
+	r.metrics.SetRun(rd.id, cfg.Seed)
 	r.epsLabel = results.EpsilonLabel(epsMethod, cfg.Privacy.Delta, acc.WholeRun)
 	if cfg.Aggregator.Adaptive() {
 		r.metrics.SetClipNormColumn()

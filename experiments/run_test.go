@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"dpfl/results"
 )
 
 // mnistRun is a short run on real MNIST: 6,000 clients of 10 images, a
@@ -82,8 +84,15 @@ func TestNonPrivateMNIST(t *testing.T) {
 		}
 	}
 	rows := readMetrics(t, dir)
-	if got := strings.Join(rows[0], ","); !strings.HasPrefix(got, "round,train_loss,test_loss,test_accuracy,epsilon,") {
+	if got := strings.Join(rows[0], ","); got != strings.Join(results.MetricsHeader, ",") {
 		t.Fatalf("metrics header %q", got)
+	}
+	// Every row names its run and seed; without noise, epsilon is +Inf
+	// with no accountant, delta, adjacency or scope.
+	for _, r := range rows[1:] {
+		if want := filepath.Base(dir); !strings.HasSuffix(want, "-"+r[0]) || r[1] != "11" || r[6] != "+Inf" || strings.Join(r[7:11], "") != "" {
+			t.Fatalf("metrics row %v of run folder %s", r, want)
+		}
 	}
 	if len(rows) != 1+4 { // rounds 5, 10, 15, 20
 		t.Fatalf("%d metrics rows, want 4", len(rows)-1)
@@ -118,12 +127,17 @@ func TestPrivateMNISTEpsilon(t *testing.T) {
 	// epsilon so far is non-decreasing and ends at the reported value; its
 	// column names the accountant and delta.
 	rows := readMetrics(t, dir)
-	if rows[0][4] != "epsilon[zcdp;delta=1e-05]" {
-		t.Fatalf("epsilon column %q, want epsilon[zcdp;delta=1e-05]", rows[0][4])
+	if rows[0][6] != "epsilon" {
+		t.Fatalf("epsilon column %q", rows[0][6])
+	}
+	for _, r := range rows[1:] {
+		if got := strings.Join(r[7:11], ","); got != "zcdp,1e-05,zero-out,through_round" {
+			t.Fatalf("epsilon's accountant, delta, adjacency and scope %q, want zcdp, 1e-05, zero-out, through_round", got)
+		}
 	}
 	prev := 0.0
 	for _, r := range rows[1:] {
-		e, err := strconv.ParseFloat(r[4], 64)
+		e, err := strconv.ParseFloat(r[6], 64)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,6 +39,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -86,27 +87,49 @@ func WriteJSON(path string, v any) error {
 	return WriteFileAtomic(path, append(b, '\n'))
 }
 
-// MetricsHeader is the column list of metrics.csv. The epsilon column's
-// header carries its accountant and delta (EpsilonColumn), e.g.
-// "epsilon[rdp-cks;delta=1e-05]"; files written before that say "epsilon",
-// and readers accept both.
-var MetricsHeader = []string{"round", "train_loss", "test_loss", "test_accuracy", "epsilon", "cohort", "clip_fraction", "noise_norm"}
+// MetricsHeader is the column list of metrics.csv, one row per evaluated
+// round. Every row names its run (run_id, seed) and what its epsilon is:
+// epsilon is the run's privacy spent as accountant (exact-gdp, rdp-cks,
+// pld, ...) states it at delta, under the neighbouring relation adjacency
+// (add/remove, replace-one, zero-out; empty when the events fix none), and
+// epsilon_scope says of what: through_round, the rounds released through
+// the row's round, or whole_run, the whole run's bound on every row
+// (correlated-noise mechanisms, accounted as one Gaussian over all rounds:
+// an upper bound for every prefix). A run without noise has epsilon +Inf
+// and the four columns empty. So the metrics of many runs concatenate into
+// one table (pandas.concat) without renaming a column.
+//
+// Files written before these columns existed start with round and name
+// the epsilon column after its accountant and delta,
+// "epsilon[rdp-cks;delta=1e-05]" or "epsilon[exact-gdp;delta=1e-05;whole_run]"
+// (or plain "epsilon"); readers accept them (ReadMetrics, ReadMetricsTable).
+var MetricsHeader = []string{"run_id", "seed", "round", "train_loss", "test_loss", "test_accuracy",
+	"epsilon", "accountant", "delta", "adjacency", "epsilon_scope", "cohort", "clip_fraction", "noise_norm"}
 
-// EpsilonColumn is the header of metrics.csv's epsilon column for epsilons
-// accounted by method at delta: "epsilon[method;delta=D]" when each row is
-// the epsilon of the rounds released so far, or
-// "epsilon[method;delta=D;whole_run]" when every row is the whole run's
-// bound (correlated-noise mechanisms, whose epsilon is accounted for the
-// whole run at once). Without an accountant (no noise) it is "epsilon".
-func EpsilonColumn(method string, delta float64, wholeRun bool) string {
-	if method == "" {
-		return "epsilon"
+// The values of metrics.csv's epsilon_scope column (see MetricsHeader).
+const (
+	ScopeThroughRound = "through_round"
+	ScopeWholeRun     = "whole_run"
+)
+
+// EpsilonInfo says what metrics.csv's epsilon column is (MetricsHeader).
+type EpsilonInfo struct {
+	Accountant string  // the guarantee's method; "" without an accountant (no noise)
+	Delta      float64 // the delta epsilon is stated at
+	Adjacency  string  // privacy.Adjacency's label ("" when the events fix none)
+	WholeRun   bool    // every row is the whole run's bound
+}
+
+// cells are the accountant, delta, adjacency and epsilon_scope cells.
+func (e EpsilonInfo) cells() []string {
+	if e.Accountant == "" {
+		return []string{"", "", "", ""}
 	}
-	c := "epsilon[" + method + ";delta=" + strconv.FormatFloat(delta, 'g', -1, 64)
-	if wholeRun {
-		c += ";whole_run"
+	scope := ScopeThroughRound
+	if e.WholeRun {
+		scope = ScopeWholeRun
 	}
-	return c + "]"
+	return []string{e.Accountant, formatFloat(e.Delta), e.Adjacency, scope}
 }
 
 // EpsilonLabel is the human form of the same label, for progress bars and
@@ -141,17 +164,25 @@ const ClipNormColumn = "clip_norm"
 
 // Metrics accumulates rows and rewrites metrics.csv atomically on Flush.
 type Metrics struct {
-	path   string
-	epsCol string // header of the epsilon column ("" = "epsilon")
-	clip   bool   // write the clip_norm column
-	rows   []MetricsRow
+	path  string
+	runID string
+	seed  string
+	eps   EpsilonInfo
+	clip  bool // write the clip_norm column
+	rows  []MetricsRow
 }
 
 // SetClipNormColumn adds the clip_norm column (adaptive clipping).
 func (m *Metrics) SetClipNormColumn() { m.clip = true }
 
-// SetEpsilonColumn sets the header of the epsilon column (EpsilonColumn).
-func (m *Metrics) SetEpsilonColumn(name string) { m.epsCol = name }
+// SetRun sets the run_id and seed columns.
+func (m *Metrics) SetRun(id string, seed uint64) {
+	m.runID, m.seed = id, strconv.FormatUint(seed, 10)
+}
+
+// SetEpsilon sets what the epsilon column is (accountant, delta, adjacency
+// and scope columns).
+func (m *Metrics) SetEpsilon(e EpsilonInfo) { m.eps = e }
 
 // NewMetrics returns a metrics table that writes to path.
 func NewMetrics(path string) *Metrics { return &Metrics{path: path} }
@@ -169,24 +200,21 @@ func (m *Metrics) Rows() []MetricsRow { return m.rows }
 // Flush writes every row so far.
 func (m *Metrics) Flush() error {
 	rows := make([][]string, len(m.rows))
+	eps := m.eps.cells()
 	for i, r := range m.rows {
-		rows[i] = []string{
-			strconv.Itoa(r.Round), formatFloat(r.TrainLoss), formatFloat(r.TestLoss), formatFloat(r.TestAccuracy),
-			formatFloat(r.Epsilon), strconv.Itoa(r.Cohort), formatFloat(r.ClipFraction), formatFloat(r.NoiseNorm),
-		}
+		row := make([]string, 0, len(MetricsHeader)+1)
+		row = append(row, m.runID, m.seed, strconv.Itoa(r.Round), formatFloat(r.TrainLoss), formatFloat(r.TestLoss),
+			formatFloat(r.TestAccuracy), formatFloat(r.Epsilon))
+		row = append(row, eps...)
+		row = append(row, strconv.Itoa(r.Cohort), formatFloat(r.ClipFraction), formatFloat(r.NoiseNorm))
 		if m.clip {
-			rows[i] = append(rows[i], formatFloat(r.ClipNorm))
+			row = append(row, formatFloat(r.ClipNorm))
 		}
+		rows[i] = row
 	}
 	header := MetricsHeader
-	if m.epsCol != "" || m.clip {
-		header = append([]string{}, MetricsHeader...)
-		if m.epsCol != "" {
-			header[4] = m.epsCol
-		}
-		if m.clip {
-			header = append(header, ClipNormColumn)
-		}
+	if m.clip {
+		header = append(append([]string{}, MetricsHeader...), ClipNormColumn)
 	}
 	return WriteCSV(m.path, header, rows)
 }
@@ -299,11 +327,11 @@ func ReadSummary(path string) (*Summary, error) {
 // maxMetricsLine bounds a line of metrics.csv (a row is about 150 bytes).
 const maxMetricsLine = 64 << 10
 
-// ReadMetrics reads the rows of a metrics.csv written by Metrics (a regular
-// file, see OpenRegular). Its lines are read one at a time, each at most
+// readMetricsRecords reads the records of a metrics.csv (a regular file,
+// see OpenRegular). Its lines are read one at a time, each at most
 // maxMetricsLine bytes, so a file that is not a metrics table (zeros, one
 // endless line) is refused without being held in memory.
-func ReadMetrics(path string) ([]MetricsRow, error) {
+func readMetricsRecords(path string) ([][]string, error) {
 	f, _, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
@@ -316,8 +344,8 @@ func ReadMetrics(path string) ([]MetricsRow, error) {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue // as encoding/csv skips empty lines
 		}
-		// Metrics writes numbers and a header without commas in a field,
-		// quotes or line breaks: a line is a record.
+		// Metrics writes no comma, quote or line break inside a field: a
+		// line is a record.
 		rec, err := csv.NewReader(bytes.NewReader(sc.Bytes())).Read()
 		if err != nil {
 			return nil, fmt.Errorf("results: %s line %d: %w", path, line, err)
@@ -330,26 +358,59 @@ func ReadMetrics(path string) ([]MetricsRow, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("results: %s line %d: %w", path, len(recs)+1, err)
 	}
-	if len(recs) == 0 || len(recs[0]) < len(MetricsHeader) || recs[0][0] != MetricsHeader[0] || !strings.HasPrefix(recs[0][4], "epsilon") {
+	if len(recs) == 0 || metricsEpsilonColumn(recs[0]) < 0 || !slices.Contains(recs[0], "round") {
 		return nil, fmt.Errorf("results: %s: not a metrics table", path)
 	}
+	return recs, nil
+}
+
+// metricsEpsilonColumn is the index of a metrics header's epsilon column
+// ("epsilon", or in files written before MetricsHeader's epsilon columns
+// "epsilon[...]"), or -1.
+func metricsEpsilonColumn(header []string) int {
+	for i, h := range header {
+		if h == "epsilon" || strings.HasPrefix(h, "epsilon[") {
+			return i
+		}
+	}
+	return -1
+}
+
+// ReadMetrics reads the rows of a metrics.csv written by Metrics, in the
+// current form or an earlier one (see MetricsHeader).
+func ReadMetrics(path string) ([]MetricsRow, error) {
+	recs, err := readMetricsRecords(path)
+	if err != nil {
+		return nil, err
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	col["epsilon"] = metricsEpsilonColumn(recs[0])
+	for _, h := range []string{"train_loss", "test_loss", "test_accuracy", "cohort", "clip_fraction", "noise_norm"} {
+		if _, ok := col[h]; !ok {
+			return nil, fmt.Errorf("results: %s: not a metrics table (no %s column)", path, h)
+		}
+	}
+	clip, hasClip := col[ClipNormColumn]
 	rows := make([]MetricsRow, 0, len(recs)-1)
 	for i, rec := range recs[1:] {
 		var r MetricsRow
-		var errs [8]error
-		r.Round, errs[0] = strconv.Atoi(rec[0])
-		r.TrainLoss, errs[1] = strconv.ParseFloat(rec[1], 64)
-		r.TestLoss, errs[2] = strconv.ParseFloat(rec[2], 64)
-		r.TestAccuracy, errs[3] = strconv.ParseFloat(rec[3], 64)
-		r.Epsilon, errs[4] = strconv.ParseFloat(rec[4], 64)
-		r.Cohort, errs[5] = strconv.Atoi(rec[5])
-		r.ClipFraction, errs[6] = strconv.ParseFloat(rec[6], 64)
-		r.NoiseNorm, errs[7] = strconv.ParseFloat(rec[7], 64)
-		if len(recs[0]) > len(MetricsHeader) && recs[0][len(MetricsHeader)] == ClipNormColumn && len(rec) > len(MetricsHeader) {
-			var e error
-			if r.ClipNorm, e = strconv.ParseFloat(rec[len(MetricsHeader)], 64); e != nil {
-				return nil, fmt.Errorf("results: %s line %d: %w", path, i+2, e)
+		var errs [9]error
+		num := func(name string) float64 {
+			v, err := strconv.ParseFloat(rec[col[name]], 64)
+			if err != nil {
+				errs[len(errs)-1] = err
 			}
+			return v
+		}
+		r.Round, errs[0] = strconv.Atoi(rec[col["round"]])
+		r.Cohort, errs[1] = strconv.Atoi(rec[col["cohort"]])
+		r.TrainLoss, r.TestLoss, r.TestAccuracy = num("train_loss"), num("test_loss"), num("test_accuracy")
+		r.Epsilon, r.ClipFraction, r.NoiseNorm = num("epsilon"), num("clip_fraction"), num("noise_norm")
+		if hasClip {
+			r.ClipNorm, errs[2] = strconv.ParseFloat(rec[clip], 64)
 		}
 		for _, e := range errs {
 			if e != nil {
@@ -359,6 +420,63 @@ func ReadMetrics(path string) ([]MetricsRow, error) {
 		rows = append(rows, r)
 	}
 	return rows, nil
+}
+
+// ReadMetricsTable reads a metrics.csv as text, in the current form
+// (MetricsHeader, then clip_norm if the file has it) whatever the form it
+// was written in: a file written before the run_id, seed, accountant,
+// delta, adjacency and epsilon_scope columns gets them from its epsilon
+// column's name ("epsilon[rdp-cks;delta=1e-05]": through_round,
+// "...;whole_run]": whole_run), run_id and seed empty and adjacency empty
+// (the old name does not record it). Cells are copied, never reformatted.
+func ReadMetricsTable(path string) (*Table, error) {
+	recs, err := readMetricsRecords(path)
+	if err != nil {
+		return nil, err
+	}
+	old := recs[0]
+	if slices.Contains(old, "epsilon_scope") {
+		return newTable(recs), nil
+	}
+	// An earlier form: the epsilon column's name says what it is.
+	e := metricsEpsilonColumn(old)
+	var info []string
+	if name := old[e]; name != "epsilon" {
+		parts := strings.Split(strings.TrimSuffix(strings.TrimPrefix(name, "epsilon["), "]"), ";")
+		d, _ := strings.CutPrefix(parts[min(1, len(parts)-1)], "delta=")
+		scope := ScopeThroughRound
+		if parts[len(parts)-1] == ScopeWholeRun {
+			scope = ScopeWholeRun
+		}
+		info = []string{parts[0], d, "", scope}
+	} else {
+		info = []string{"", "", "", ""}
+	}
+	header := append([]string{}, MetricsHeader...)
+	if slices.Contains(old, ClipNormColumn) {
+		header = append(header, ClipNormColumn)
+	}
+	oldCol := map[string]int{}
+	for i, h := range old {
+		oldCol[h] = i
+	}
+	oldCol["epsilon"] = e
+	out := [][]string{header}
+	for _, rec := range recs[1:] {
+		row := make([]string, len(header))
+		for j, h := range header {
+			switch h {
+			case "accountant", "delta", "adjacency", "epsilon_scope":
+				row[j] = info[slices.Index(MetricsHeader, h)-slices.Index(MetricsHeader, "accountant")]
+			default:
+				if i, ok := oldCol[h]; ok {
+					row[j] = rec[i]
+				}
+			}
+		}
+		out = append(out, row)
+	}
+	return newTable(out), nil
 }
 
 // WriteCSV writes a header and rows as CSV, atomically.
@@ -398,11 +516,16 @@ func ReadTable(path string) (*Table, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("results: %s: empty table", path)
 	}
+	return newTable(recs), nil
+}
+
+// newTable makes a table of a header record and rows.
+func newTable(recs [][]string) *Table {
 	t := &Table{Header: recs[0], Rows: recs[1:], col: map[string]int{}}
 	for i, h := range t.Header {
 		t.col[h] = i
 	}
-	return t, nil
+	return t
 }
 
 // Has reports whether the table has the column.
@@ -418,21 +541,83 @@ func (t *Table) Get(i int, col string) string {
 }
 
 // IndexFixedColumns are the fixed columns of a grid's index.csv, one row per
-// point; the grid's varied dotted paths (privacy.epsilon, server.lr, ...)
-// follow them. status is complete, diverged, interrupted, failed or pending;
-// epsilon is the accounted epsilon of the run's clients ("inf" without
-// noise) at delta, by accountant (the guarantee's method: exact-gdp,
-// rdp-cks, pld, ...; empty without noise, and absent from index files
-// written before it existed); population_epsilon, that of the simulated
-// larger population under privacy.population_scale (empty otherwise);
-// audit_final_* and audit_rounds_*, a run with canaries' empirical epsilon
-// and its 95% interval for the final-model and every-round threat models
-// (empty without audit.canaries).
-var IndexFixedColumns = []string{"run_id", "dir", "status", "aggregator", "participation", "seed",
-	"epsilon", "delta", "accountant", "noise_multiplier", "sensitivity", "final_accuracy", "best_accuracy",
-	"final_test_loss", "rounds", "wall_seconds", "population_epsilon", "final_val_accuracy", "majority_accuracy",
+// point; IndexOptionalColumns follow those of them some row has a value in,
+// then the grid's varied dotted paths (privacy.epsilon, server.lr, ...)
+// other than these. status is complete, diverged, interrupted, failed,
+// pending or not-chosen; aggregator.kind and participation.kind are the
+// point's (a grid varying them has them once); epsilon is the accounted
+// epsilon of the run's clients ("inf" without noise) at delta, by
+// accountant (the guarantee's method: exact-gdp, rdp-cks, pld, ...; empty
+// without noise) under adjacency (add/remove, replace-one, zero-out; from
+// the run's metrics.csv, empty when it does not record it). An empty cell is
+// a value not known (a point not finished) or not set (a varied key left
+// unset at that point).
+var IndexFixedColumns = []string{"run_id", "dir", "status", "aggregator.kind", "participation.kind", "seed",
+	"epsilon", "delta", "accountant", "adjacency", "noise_multiplier", "sensitivity", "final_accuracy",
+	"best_accuracy", "final_test_loss", "rounds", "wall_seconds"}
+
+// IndexOptionalColumns are index.csv's columns that only some runs have,
+// written when at least one row has a value: population_epsilon, the
+// epsilon of the simulated larger population under
+// privacy.population_scale; final_val_accuracy, the accuracy on
+// eval.validation's held-out share; majority_accuracy, next-token text's
+// majority baseline; audit_final_* and audit_rounds_*, a run with canaries'
+// empirical epsilon and its 95% interval for the final-model and
+// every-round threat models.
+var IndexOptionalColumns = []string{"population_epsilon", "final_val_accuracy", "majority_accuracy",
 	"audit_final_epsilon", "audit_final_low", "audit_final_high",
 	"audit_rounds_epsilon", "audit_rounds_low", "audit_rounds_high"}
+
+// indexRenamed are the columns index files written before
+// IndexFixedColumns took the dotted names called aggregator.kind and
+// participation.kind.
+var indexRenamed = map[string]string{"aggregator": "aggregator.kind", "participation": "participation.kind"}
+
+// IsIndexColumn reports whether col is one of index.csv's own columns
+// (fixed or optional, under its current name or an earlier one), not a
+// varied path.
+func IsIndexColumn(col string) bool {
+	_, old := indexRenamed[col]
+	return old || slices.Contains(IndexFixedColumns, col) || slices.Contains(IndexOptionalColumns, col)
+}
+
+// ReadIndex reads a grid's index.csv, in the current form whatever the form
+// it was written in: the columns an earlier form called aggregator and
+// participation are aggregator.kind and participation.kind (dropped where
+// the grid varied those paths, whose column restated them), and an unset
+// varied value, written "null" then, is an empty cell.
+func ReadIndex(path string) (*Table, error) {
+	t, err := ReadTable(path)
+	if err != nil {
+		return nil, err
+	}
+	var keep []int
+	header := make([]string, 0, len(t.Header))
+	for i, h := range t.Header {
+		if n, ok := indexRenamed[h]; ok {
+			if t.Has(n) {
+				continue
+			}
+			h = n
+		}
+		keep = append(keep, i)
+		header = append(header, h)
+	}
+	recs := [][]string{header}
+	for _, r := range t.Rows {
+		rec := make([]string, len(keep))
+		for j, i := range keep {
+			if i < len(r) {
+				rec[j] = r[i]
+			}
+			if (rec[j] == "null" || rec[j] == "~") && !IsIndexColumn(header[j]) {
+				rec[j] = ""
+			}
+		}
+		recs = append(recs, rec)
+	}
+	return newTable(recs), nil
+}
 
 // Float is a float64 whose JSON form writes +Inf and -Inf as the strings
 // "inf" and "-inf" (JSON has no infinities), and NaN as null.

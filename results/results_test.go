@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,48 +44,68 @@ func TestMetricsAndSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "metrics.csv"))
-	want := strings.Join(MetricsHeader, ",") + "\n5,0.5,0.25,0.875,+Inf,3,0,0\n"
+	want := strings.Join(MetricsHeader, ",") + "\n,,5,0.5,0.25,0.875,+Inf,,,,,3,0,0\n"
 	if string(b) != want {
 		t.Fatalf("metrics.csv:\n%s\nwant\n%s", b, want)
 	}
-	// The epsilon column's header carries its accountant and delta, and
-	// says when every row is the whole run's bound.
-	for _, c := range []struct {
-		method   string
-		delta    float64
-		wholeRun bool
-		col, lab string
-	}{
-		{"rdp-cks", 1e-5, false, "epsilon[rdp-cks;delta=1e-05]", "rdp-cks, δ = 1e-05"},
-		{"exact-gdp", 1e-6, true, "epsilon[exact-gdp;delta=1e-06;whole_run]", "whole run, exact-gdp, δ = 1e-06"},
-		{"", 1e-5, false, "epsilon", "no accountant"},
-	} {
-		if col, lab := EpsilonColumn(c.method, c.delta, c.wholeRun), EpsilonLabel(c.method, c.delta, c.wholeRun); col != c.col || lab != c.lab {
-			t.Errorf("%+v: column %q, label %q", c, col, lab)
-		}
-	}
-	m.SetEpsilonColumn(EpsilonColumn("pld", 1e-5, false))
+	// Every row names its run and what its epsilon is, in columns of
+	// their own; the header is the same for every run.
+	m.SetRun("abc", 7)
+	m.SetEpsilon(EpsilonInfo{Accountant: "exact-gdp", Delta: 1e-6, Adjacency: "zero-out", WholeRun: true})
 	if err := m.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	b, _ = os.ReadFile(filepath.Join(dir, "metrics.csv"))
-	if !strings.HasPrefix(string(b), "round,train_loss,test_loss,test_accuracy,epsilon[pld;delta=1e-05],cohort,") {
-		t.Fatalf("labelled metrics.csv:\n%s", b)
+	want = strings.Join(MetricsHeader, ",") + "\nabc,7,5,0.5,0.25,0.875,+Inf,exact-gdp,1e-06,zero-out,whole_run,3,0,0\n"
+	if string(b) != want {
+		t.Fatalf("labelled metrics.csv:\n%s\nwant\n%s", b, want)
 	}
-	// Both the labelled and the old plain header read back; a table whose
-	// fifth column is not an epsilon does not.
-	for _, head := range []string{"epsilon[pld;delta=1e-05]", "epsilon", "sigma"} {
+	for _, c := range []struct {
+		method   string
+		delta    float64
+		wholeRun bool
+		lab      string
+	}{
+		{"rdp-cks", 1e-5, false, "rdp-cks, δ = 1e-05"},
+		{"exact-gdp", 1e-6, true, "whole run, exact-gdp, δ = 1e-06"},
+		{"", 1e-5, false, "no accountant"},
+	} {
+		if lab := EpsilonLabel(c.method, c.delta, c.wholeRun); lab != c.lab {
+			t.Errorf("%+v: label %q", c, lab)
+		}
+	}
+	// The current form and the earlier ones (the epsilon column named after
+	// its accountant and delta, or plain) read back, as rows and as a table
+	// in the current form; a table whose epsilon column is not one does not.
+	for _, c := range []struct{ head, row, info string }{
+		{strings.Join(MetricsHeader, ","), "r1,3,5,0.5,0.25,0.875,1.5,pld,1e-05,add/remove,through_round,3,0,0", "pld,1e-05,add/remove,through_round"},
+		{"round,train_loss,test_loss,test_accuracy,epsilon[pld;delta=1e-05],cohort,clip_fraction,noise_norm", "5,0.5,0.25,0.875,1.5,3,0,0", "pld,1e-05,,through_round"},
+		{"round,train_loss,test_loss,test_accuracy,epsilon[exact-gdp;delta=0.0001;whole_run],cohort,clip_fraction,noise_norm,clip_norm", "5,0.5,0.25,0.875,1.5,3,0,0,0.7", "exact-gdp,0.0001,,whole_run"},
+		{"round,train_loss,test_loss,test_accuracy,epsilon,cohort,clip_fraction,noise_norm", "5,0.5,0.25,0.875,1.5,3,0,0", ",,,"},
+		{"round,train_loss,test_loss,test_accuracy,sigma,cohort,clip_fraction,noise_norm", "5,0.5,0.25,0.875,1.5,3,0,0", ""},
+	} {
 		p := filepath.Join(dir, "m.csv")
-		os.WriteFile(p, []byte("round,train_loss,test_loss,test_accuracy,"+head+",cohort,clip_fraction,noise_norm\n5,0.5,0.25,0.875,1.5,3,0,0\n"), 0o644)
+		os.WriteFile(p, []byte(c.head+"\n"+c.row+"\n"), 0o644)
 		rows, err := ReadMetrics(p)
-		if head == "sigma" {
-			if err == nil {
+		tab, terr := ReadMetricsTable(p)
+		if c.info == "" {
+			if err == nil || terr == nil {
 				t.Error("a table with sigma in the epsilon column was read as metrics")
 			}
 			continue
 		}
-		if err != nil || len(rows) != 1 || rows[0].Epsilon != 1.5 {
-			t.Errorf("header %q: %v, %v", head, rows, err)
+		if err != nil || len(rows) != 1 || rows[0].Epsilon != 1.5 || rows[0].Round != 5 || rows[0].TestAccuracy != 0.875 {
+			t.Errorf("header %q: %v, %v", c.head, rows, err)
+		}
+		if terr != nil || len(tab.Rows) != 1 || !slices.Equal(tab.Header[:len(MetricsHeader)], MetricsHeader) {
+			t.Fatalf("header %q as a table: %v, %v", c.head, tab, terr)
+		}
+		info := []string{tab.Get(0, "accountant"), tab.Get(0, "delta"), tab.Get(0, "adjacency"), tab.Get(0, "epsilon_scope")}
+		if got := strings.Join(info, ","); got != c.info || tab.Get(0, "epsilon") != "1.5" || tab.Get(0, "round") != "5" || tab.Get(0, "noise_norm") != "0" {
+			t.Errorf("header %q as a table: %v, want epsilon info %s", c.head, tab.Rows[0], c.info)
+		}
+		if strings.Contains(c.head, "clip_norm") && (rows[0].ClipNorm != 0.7 || tab.Get(0, ClipNormColumn) != "0.7") {
+			t.Errorf("clip_norm not read: %v, %v", rows[0], tab.Rows[0])
 		}
 	}
 	e := 2.5

@@ -37,7 +37,7 @@ func TestMeanCI(t *testing.T) {
 // values tried is flagged; best.csv carries the interval and the flags.
 func TestSelectOnValidation(t *testing.T) {
 	dir := t.TempDir()
-	header := append(append([]string{}, results.IndexFixedColumns...), "privacy.epsilon", "client.lr", "seed")
+	header := append(append([]string{}, indexColumns...), "privacy.epsilon", "client.lr", "seed")
 	// lr → (test, validation) accuracy; the test accuracy prefers 0.1, the
 	// validation accuracy 1 (inside the grid) at epsilon 2, and 10 (its
 	// top edge) at epsilon 8.
@@ -52,12 +52,12 @@ func TestSelectOnValidation(t *testing.T) {
 			for seed := 1; seed <= 3; seed++ {
 				a := grid[eps][lr]
 				d := "run-" + eps + "-" + lr + "-" + strconv.Itoa(seed)
-				row := map[string]string{"run_id": d, "dir": d, "status": "complete", "aggregator": "dpfedavg", "seed": strconv.Itoa(seed),
+				row := map[string]string{"run_id": d, "dir": d, "status": "complete", "aggregator.kind": "dpfedavg", "seed": strconv.Itoa(seed),
 					"epsilon": eps, "delta": "1e-05", "accountant": "pld",
 					"final_accuracy":     strconv.FormatFloat(a.test+0.01*float64(seed), 'g', -1, 64),
 					"final_val_accuracy": strconv.FormatFloat(a.val, 'g', -1, 64)}
 				var rec []string
-				for _, h := range results.IndexFixedColumns {
+				for _, h := range indexColumns {
 					rec = append(rec, row[h])
 				}
 				rows = append(rows, append(rec, eps, lr, strconv.Itoa(seed)))
@@ -116,7 +116,7 @@ func TestSelectOnValidation(t *testing.T) {
 // negative control, computed here) would pick 1 on 0.7 > 0.6.
 func TestSelectOnCommonSeeds(t *testing.T) {
 	dir := t.TempDir()
-	header := append(append([]string{}, results.IndexFixedColumns...), "server.lr", "seed")
+	header := append(append([]string{}, indexColumns...), "server.lr", "seed")
 	runs := []struct {
 		lr        string
 		seed      int
@@ -126,11 +126,11 @@ func TestSelectOnCommonSeeds(t *testing.T) {
 	own := map[string][]float64{}
 	for _, r := range runs {
 		d := "run-" + r.lr + "-" + strconv.Itoa(r.seed)
-		row := map[string]string{"run_id": d, "dir": d, "status": "complete", "aggregator": "dpfedavg", "seed": strconv.Itoa(r.seed),
+		row := map[string]string{"run_id": d, "dir": d, "status": "complete", "aggregator.kind": "dpfedavg", "seed": strconv.Itoa(r.seed),
 			"epsilon": "4", "delta": "1e-05", "accountant": "pld",
 			"final_accuracy": strconv.FormatFloat(r.test, 'g', -1, 64), "final_val_accuracy": strconv.FormatFloat(r.val, 'g', -1, 64)}
 		var rec []string
-		for _, h := range results.IndexFixedColumns {
+		for _, h := range indexColumns {
 			rec = append(rec, row[h])
 		}
 		rows = append(rows, append(rec, r.lr, strconv.Itoa(r.seed)))

@@ -53,14 +53,15 @@ var aliases = map[string][]string{
 	"accuracy":   {"final_accuracy"},
 	"best":       {"best_accuracy"},
 	"loss":       {"final_test_loss"},
-	"aggregator": {"aggregator"},
+	"aggregator":    {"aggregator.kind"},
+	"participation": {"participation.kind"},
 	"sigma":      {"noise_multiplier"},
 	"validation": {"final_val_accuracy"},
 }
 
 // fixedTwin names the varied path that a fixed column restates: it is not a
 // hyperparameter when the fixed column is the axis or the series.
-var fixedTwin = map[string]string{"aggregator": "aggregator.kind", "epsilon": "privacy.epsilon", "population_epsilon": "privacy.epsilon", "participation": "participation.kind"}
+var fixedTwin = map[string]string{"epsilon": "privacy.epsilon", "population_epsilon": "privacy.epsilon"}
 
 // LowerIsBetter reports whether smaller values of the index column are
 // better: losses (final_test_loss).
@@ -165,7 +166,7 @@ func parse(s string) float64 {
 // as 0 accuracy or +Inf loss, so they lose; unfinished runs are skipped.
 func Summarize(dir string, o Options) (*Summary, error) {
 	o = o.withDefaults()
-	t, err := results.ReadTable(filepath.Join(dir, "index.csv"))
+	t, err := results.ReadIndex(filepath.Join(dir, "index.csv"))
 	if err != nil {
 		return nil, err
 	}
@@ -216,10 +217,6 @@ func Summarize(dir string, o Options) (*Summary, error) {
 // constant within every series (a zip partner of the series, like
 // aggregator.kind for by: name).
 func hyperColumns(t *results.Table, xCol, byCol string) []string {
-	fixed := map[string]bool{}
-	for _, c := range results.IndexFixedColumns {
-		fixed[c] = true
-	}
 	skip := map[string]bool{xCol: true, byCol: true, "seed": true, fixedTwin[xCol]: true, fixedTwin[byCol]: true}
 	for k, v := range fixedTwin { // x = privacy.epsilon also hides the fixed epsilon
 		if v == xCol || v == byCol {
@@ -228,7 +225,7 @@ func hyperColumns(t *results.Table, xCol, byCol string) []string {
 	}
 	var hyper []string
 	for _, h := range t.Header {
-		if fixed[h] || skip[h] {
+		if results.IsIndexColumn(h) || skip[h] {
 			continue
 		}
 		seen := map[string]string{}
@@ -268,8 +265,12 @@ func (s *Summary) group(t *results.Table) (map[seriesX]map[string][]int, []serie
 			s.Skipped++
 			continue
 		}
-		x := parse(t.Get(i, s.XCol))
-		if v := t.Get(i, s.XCol); math.IsNaN(x) && (v == "null" || v == "~") && t.Get(i, "epsilon") == "inf" {
+		v := t.Get(i, s.XCol)
+		x := parse(v)
+		if v == "" { // unset (ReadIndex reads an earlier index's "null" so)
+			if t.Get(i, "epsilon") != "inf" {
+				return nil, nil, fmt.Errorf("figures: row %d: %s is not set and the run is private", i+1, s.XCol)
+			}
 			x = math.Inf(1) // a non-private baseline, whose target (privacy.epsilon) is unset
 		}
 		if math.IsNaN(x) {
@@ -374,7 +375,7 @@ func (s *Summary) best(t *results.Table, k seriesX, settings map[string][]int, l
 	p.Mean, p.CILow, p.CIHigh = meanCI(ys)
 	p.Delta, p.Accountant = distinct(t, rows, "delta"), distinct(t, rows, "accountant")
 	p.Sigma, p.Sensitivity = distinct(t, rows, "noise_multiplier"), distinct(t, rows, "sensitivity")
-	p.Participation = distinct(t, rows, "participation")
+	p.Participation = distinct(t, rows, "participation.kind")
 	p.Edges = s.edges(t, chosen, settings)
 	return p
 }

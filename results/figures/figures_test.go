@@ -21,7 +21,7 @@ import (
 // a non-private baseline and an unfinished run.
 func writeGrid(t *testing.T) string {
 	dir := t.TempDir()
-	header := append(append([]string{}, results.IndexFixedColumns...), "aggregator.kind", "privacy.epsilon", "server.lr", "seed")
+	header := append(append([]string{}, indexColumns...), "privacy.epsilon", "server.lr", "seed")
 	acc := map[string]float64{ // aggregator/eps/lr → accuracy of seed 1 (seed 2 is 0.02 lower)
 		"dpfedavg/2/0.5": 0.60, "dpfedavg/2/1": 0.70, "dpfedavg/8/0.5": 0.85, "dpfedavg/8/1": 0.80,
 		"tree/2/0.5": 0.72, "tree/2/1": 0.75, "tree/8/0.5": 0.88, "tree/8/1": 0.70,
@@ -31,15 +31,15 @@ func writeGrid(t *testing.T) string {
 	add := func(agg, eps, lr, seed string, a float64, status string) {
 		n++
 		d := "run-" + string(rune('a'+n))
-		row := map[string]string{"run_id": d, "dir": d, "status": status, "aggregator": agg, "seed": seed,
+		row := map[string]string{"run_id": d, "dir": d, "status": status, "aggregator.kind": agg, "seed": seed,
 			"epsilon": eps, "delta": "1e-05", "accountant": "rdp-cks", "noise_multiplier": "1.5", "sensitivity": "1",
-			"participation": "poisson", "final_accuracy": strconv.FormatFloat(a, 'g', -1, 64),
+			"participation.kind": "poisson", "final_accuracy": strconv.FormatFloat(a, 'g', -1, 64),
 			"final_test_loss": strconv.FormatFloat(1-a, 'g', -1, 64)}
 		var rec []string
-		for _, h := range results.IndexFixedColumns {
+		for _, h := range indexColumns {
 			rec = append(rec, row[h])
 		}
-		rec = append(rec, agg, eps, lr, seed)
+		rec = append(rec, eps, lr, seed)
 		rows = append(rows, rec)
 		m := results.NewMetrics(filepath.Join(dir, d, "metrics.csv"))
 		m.Add(results.MetricsRow{Round: 5, TestAccuracy: a / 2})
@@ -71,7 +71,7 @@ func TestSummarizeBestHyperparameters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.XCol != "privacy.epsilon" || s.YCol != "final_accuracy" || s.ByCol != "aggregator" {
+	if s.XCol != "privacy.epsilon" || s.YCol != "final_accuracy" || s.ByCol != "aggregator.kind" {
 		t.Errorf("columns %s, %s, %s", s.XCol, s.YCol, s.ByCol)
 	}
 	if len(s.Hyper) != 1 || s.Hyper[0] != "server.lr" {
@@ -316,13 +316,13 @@ func TestEpsilonLabels(t *testing.T) {
 func TestBaselineWithUnsetTarget(t *testing.T) {
 	write := func(eps string) string {
 		dir := t.TempDir()
-		header := append(append([]string{}, results.IndexFixedColumns...), "privacy.epsilon")
+		header := append(append([]string{}, indexColumns...), "privacy.epsilon")
 		var rows [][]string
 		for _, r := range [][3]string{{"a", "2", "2"}, {"b", "8", "8"}, {"c", eps, "null"}} {
-			row := map[string]string{"run_id": r[0], "dir": r[0], "status": "complete", "aggregator": "dpfedavg", "seed": "1",
+			row := map[string]string{"run_id": r[0], "dir": r[0], "status": "complete", "aggregator.kind": "dpfedavg", "seed": "1",
 				"epsilon": r[1], "final_accuracy": "0.5"}
 			var rec []string
-			for _, h := range results.IndexFixedColumns {
+			for _, h := range indexColumns {
 				rec = append(rec, row[h])
 			}
 			rows = append(rows, append(rec, r[2]))
@@ -336,7 +336,11 @@ func TestBaselineWithUnsetTarget(t *testing.T) {
 	if err != nil || len(s.Points) != 2 || len(s.Baselines) != 1 {
 		t.Fatalf("summary %+v, %v; want 2 points and 1 baseline", s, err)
 	}
-	if _, err := Summarize(write("3"), Options{}); err == nil || !strings.Contains(err.Error(), `privacy.epsilon = "null" is not a number`) {
+	if _, err := Summarize(write("3"), Options{}); err == nil || !strings.Contains(err.Error(), `privacy.epsilon is not set and the run is private`) {
 		t.Errorf("private row without a target: %v", err)
 	}
 }
+
+// indexColumns are every column an index.csv can have besides the varied
+// paths: the test indexes write them all.
+var indexColumns = append(append([]string{}, results.IndexFixedColumns...), results.IndexOptionalColumns...)

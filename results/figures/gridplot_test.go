@@ -255,15 +255,15 @@ func TestWriteSmallGrids(t *testing.T) {
 	}
 	write := func(runs []run) string {
 		dir := t.TempDir()
-		header := append(append([]string{}, results.IndexFixedColumns...), "privacy.epsilon")
+		header := append(append([]string{}, indexColumns...), "privacy.epsilon")
 		var rows [][]string
 		for i, r := range runs {
 			d := "run-" + strconv.Itoa(i)
-			row := map[string]string{"run_id": d, "dir": d, "status": "complete", "aggregator": r.agg, "seed": r.seed,
+			row := map[string]string{"run_id": d, "dir": d, "status": "complete", "aggregator.kind": r.agg, "seed": r.seed,
 				"epsilon": r.eps, "final_accuracy": strconv.FormatFloat(r.acc, 'g', -1, 64),
 				"final_test_loss": strconv.FormatFloat(r.loss, 'g', -1, 64)}
 			var rec []string
-			for _, h := range results.IndexFixedColumns {
+			for _, h := range indexColumns {
 				rec = append(rec, row[h])
 			}
 			rows = append(rows, append(rec, r.eps))

@@ -140,8 +140,8 @@ func (s *Summary) reportRuns(b *strings.Builder) {
 		return
 	}
 	esc := html.EscapeString
-	cols := []string{"run_id", "status", "aggregator", "participation", "seed", "epsilon", "delta", "accountant", "noise_multiplier", "sensitivity", "final_accuracy", "population_epsilon"}
-	heads := map[string]string{"noise_multiplier": "σ", "delta": "δ", "epsilon": "ε"}
+	cols := []string{"run_id", "status", "aggregator.kind", "participation.kind", "seed", "epsilon", "delta", "accountant", "noise_multiplier", "sensitivity", "final_accuracy", "population_epsilon"}
+	heads := map[string]string{"noise_multiplier": "σ", "delta": "δ", "epsilon": "ε", "aggregator.kind": "aggregator", "participation.kind": "participation"}
 	b.WriteString("<h2>All runs</h2>\n<table>\n<tr>")
 	var shown []string
 	for _, c := range cols {

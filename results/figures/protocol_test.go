@@ -47,15 +47,15 @@ func TestPairedTClosedForm(t *testing.T) {
 // accuracy is b's plus diff(seed).
 func writeTunedGrid(t *testing.T, seeds int, diff func(seed int) float64) string {
 	dir := t.TempDir()
-	header := append(append([]string{}, results.IndexFixedColumns...), "server.lr", "seed")
+	header := append(append([]string{}, indexColumns...), "server.lr", "seed")
 	var rows [][]string
 	add := func(agg, lr string, seed int, acc, val float64) {
 		d := agg + "-" + lr + "-" + strconv.Itoa(seed)
-		row := map[string]string{"run_id": d, "dir": d, "status": "complete", "aggregator": agg, "seed": strconv.Itoa(seed),
+		row := map[string]string{"run_id": d, "dir": d, "status": "complete", "aggregator.kind": agg, "seed": strconv.Itoa(seed),
 			"epsilon": "4", "delta": "1e-05", "accountant": "pld",
 			"final_accuracy": strconv.FormatFloat(acc, 'g', -1, 64), "final_val_accuracy": strconv.FormatFloat(val, 'g', -1, 64)}
 		var rec []string
-		for _, h := range results.IndexFixedColumns {
+		for _, h := range indexColumns {
 			rec = append(rec, row[h])
 		}
 		rows = append(rows, append(rec, lr, strconv.Itoa(seed)))
@@ -125,7 +125,7 @@ func TestProtocolVerdicts(t *testing.T) {
 // held out; the point reports all seeds, marked, and is never separated.
 func TestProtocolFullGrid(t *testing.T) {
 	dir := t.TempDir()
-	header := append(append([]string{}, results.IndexFixedColumns...), "server.lr", "seed")
+	header := append(append([]string{}, indexColumns...), "server.lr", "seed")
 	var rows [][]string
 	for _, agg := range []string{"a", "b"} {
 		for _, lr := range []string{"0.1", "1"} {
@@ -135,10 +135,10 @@ func TestProtocolFullGrid(t *testing.T) {
 					acc = 0.9
 				}
 				d := agg + lr + strconv.Itoa(s)
-				row := map[string]string{"run_id": d, "dir": d, "status": "complete", "aggregator": agg, "seed": strconv.Itoa(s),
+				row := map[string]string{"run_id": d, "dir": d, "status": "complete", "aggregator.kind": agg, "seed": strconv.Itoa(s),
 					"epsilon": "4", "final_accuracy": strconv.FormatFloat(acc+0.001*float64(s), 'g', -1, 64), "final_val_accuracy": "0.5"}
 				var rec []string
-				for _, h := range results.IndexFixedColumns {
+				for _, h := range indexColumns {
 					rec = append(rec, row[h])
 				}
 				rows = append(rows, append(rec, lr, strconv.Itoa(s)))

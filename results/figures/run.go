@@ -1,7 +1,6 @@
 package figures
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"dpfl/results"
 )
 
 // Figures written by WriteRun into a run folder, each as NAME.png (300 dpi)
@@ -32,40 +33,37 @@ func IsRun(dir string) bool {
 }
 
 // runMetrics is metrics.csv's columns, by header name, as numbers (NaN for
-// an empty cell).
+// an empty cell), and the epsilon column's description (accountant, delta,
+// adjacency, epsilon_scope) from its first row.
 type runMetrics struct {
 	header []string
 	cols   map[string][]float64
+	info   map[string]string
 }
 
 func readRunMetrics(dir string) (*runMetrics, error) {
 	path := filepath.Join(dir, "metrics.csv")
-	f, err := os.Open(path)
+	t, err := results.ReadMetricsTable(path)
 	if err != nil {
 		return nil, fmt.Errorf("figures: %w", err)
 	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("figures: %s: %w", path, err)
-	}
-	if len(rows) < 2 {
+	if len(t.Rows) == 0 {
 		return nil, fmt.Errorf("figures: %s has no rounds", path)
 	}
-	m := &runMetrics{header: rows[0], cols: map[string][]float64{}}
-	for _, r := range rows[1:] {
-		for i, h := range rows[0] {
+	m := &runMetrics{header: t.Header, cols: map[string][]float64{}, info: map[string]string{}}
+	for i := range t.Rows {
+		for _, h := range t.Header {
 			v := math.NaN()
-			if i < len(r) && r[i] != "" {
-				if x, err := strconv.ParseFloat(r[i], 64); err == nil {
+			if c := t.Get(i, h); c != "" {
+				if x, err := strconv.ParseFloat(c, 64); err == nil {
 					v = x
 				}
 			}
 			m.cols[h] = append(m.cols[h], v)
 		}
 	}
-	if m.cols["round"] == nil {
-		return nil, fmt.Errorf("figures: %s has no round column", path)
+	for _, h := range []string{"accountant", "delta", "adjacency", "epsilon_scope"} {
+		m.info[h] = t.Get(0, h)
 	}
 	return m, nil
 }
@@ -82,43 +80,37 @@ func (m *runMetrics) xy(col string) plotter.XYs {
 }
 
 // epsilonColumn returns metrics.csv's ε column and its label: the
-// accountant, δ and scope from the column name ("epsilon[exact-gdp;
-// delta=1e-05;whole_run]"), else from summary.json.
+// accountant, δ, adjacency and scope from the columns naming them, else
+// (a file written before the columns named the accountant) from
+// summary.json.
 func (m *runMetrics) epsilonColumn(dir string) (string, string) {
-	for _, h := range m.header {
-		if h != "epsilon" && !strings.HasPrefix(h, "epsilon[") {
-			continue
+	acc, delta := m.info["accountant"], m.info["delta"]
+	if acc == "" {
+		var s struct {
+			Method string   `json:"epsilon_method"`
+			Delta  *float64 `json:"delta"`
 		}
-		parts := strings.Split(strings.TrimSuffix(strings.TrimPrefix(h, "epsilon["), "]"), ";")
-		if h == "epsilon" {
-			var s struct {
-				Method string   `json:"epsilon_method"`
-				Delta  *float64 `json:"delta"`
-			}
-			if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil && json.Unmarshal(b, &s) == nil {
-				parts = []string{s.Method}
-				if s.Delta != nil {
-					parts = append(parts, "delta="+strconv.FormatFloat(*s.Delta, 'g', -1, 64))
-				}
-			} else {
-				parts = nil
+		if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil && json.Unmarshal(b, &s) == nil && s.Method != "" {
+			acc = s.Method
+			if s.Delta != nil {
+				delta = strconv.FormatFloat(*s.Delta, 'g', -1, 64)
 			}
 		}
-		var lab []string
-		for _, p := range parts {
-			if d, ok := strings.CutPrefix(p, "delta="); ok {
-				p = "δ = " + d
-			}
-			if p != "" {
-				lab = append(lab, strings.ReplaceAll(p, "_", " "))
-			}
-		}
-		if len(lab) == 0 {
-			return h, "ε"
-		}
-		return h, "ε (" + strings.Join(lab, ", ") + ")"
 	}
-	return "", ""
+	var lab []string
+	for _, p := range []string{acc, delta, m.info["adjacency"], m.info["epsilon_scope"]} {
+		switch {
+		case p == "" || p == results.ScopeThroughRound:
+		case p == delta:
+			lab = append(lab, "δ = "+p)
+		default:
+			lab = append(lab, strings.ReplaceAll(p, "_", " "))
+		}
+	}
+	if len(lab) == 0 {
+		return "epsilon", "ε"
+	}
+	return "epsilon", "ε (" + strings.Join(lab, ", ") + ")"
 }
 
 // WriteRun draws a run folder's figures: the learning curve (test accuracy
