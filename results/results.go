@@ -657,3 +657,62 @@ func (f *Float) UnmarshalJSON(b []byte) error {
 	*f = Float(x)
 	return nil
 }
+
+// RoundsFile is the table WriteRounds puts in a grid's folder.
+const RoundsFile = "rounds.csv"
+
+// WriteRounds writes dir/rounds.csv from dir/index.csv and the run folders'
+// metrics.csv: one row per evaluated round of every finished run (complete
+// or diverged), with the run's run_id, status, seed, aggregator.kind,
+// participation.kind and the grid's varied paths (the values index.csv
+// has), then metrics.csv's columns from round on (MetricsHeader, and
+// clip_norm when a run has it). One call of pandas.read_csv loads a grid's
+// learning curves with everything needed to group them. Cells are copied
+// from the files, never reformatted; metrics.csv files of an earlier form
+// are read as ReadMetricsTable reads them. It returns the path written.
+func WriteRounds(dir string) (string, error) {
+	idx, err := ReadIndex(filepath.Join(dir, "index.csv"))
+	if err != nil {
+		return "", err
+	}
+	keys := []string{"run_id", "status", "seed", "aggregator.kind", "participation.kind"}
+	for _, h := range idx.Header {
+		if !IsIndexColumn(h) {
+			keys = append(keys, h)
+		}
+	}
+	metricCols := slices.Clone(MetricsHeader[slices.Index(MetricsHeader, "round"):])
+	cells := append(slices.Clone(metricCols), ClipNormColumn)
+	var rows [][]string
+	clip := false
+	for i := range idx.Rows {
+		if st := idx.Get(i, "status"); st != "complete" && st != "diverged" {
+			continue
+		}
+		m, err := ReadMetricsTable(filepath.Join(dir, idx.Get(i, "dir"), "metrics.csv"))
+		if err != nil {
+			return "", err
+		}
+		clip = clip || m.Has(ClipNormColumn)
+		for j := range m.Rows {
+			row := make([]string, 0, len(keys)+len(metricCols)+1)
+			for _, k := range keys {
+				row = append(row, idx.Get(i, k))
+			}
+			for _, c := range cells {
+				row = append(row, m.Get(j, c))
+			}
+			rows = append(rows, row)
+		}
+	}
+	header := append(keys, metricCols...)
+	if clip {
+		header = append(header, ClipNormColumn)
+	} else {
+		for i := range rows {
+			rows[i] = rows[i][:len(header)]
+		}
+	}
+	path := filepath.Join(dir, RoundsFile)
+	return path, WriteCSV(path, header, rows)
+}

@@ -119,3 +119,65 @@ func TestMetricsAndSummary(t *testing.T) {
 		t.Fatalf("read back %+v, %v", got, err)
 	}
 }
+
+// TestReadIndexOldForm: an index written before the dotted names reads with
+// aggregator.kind and participation.kind (once, where the grid also varied
+// aggregator.kind) and its "null" cells of varied paths empty; fixed cells
+// are left alone.
+func TestReadIndexOldForm(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "index.csv")
+	os.WriteFile(p, []byte("run_id,aggregator,participation,seed,epsilon,aggregator.kind,participation.q\n"+
+		"a,tree,kb,1,2,tree,null\nb,dpfedavg,poisson,1,inf,dpfedavg,0.5\n"), 0o644)
+	tab, err := ReadIndex(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(tab.Header, ","); got != "run_id,participation.kind,seed,epsilon,aggregator.kind,participation.q" {
+		t.Fatalf("header %s", got)
+	}
+	if tab.Get(0, "participation.kind") != "kb" || tab.Get(0, "aggregator.kind") != "tree" || tab.Get(0, "participation.q") != "" || tab.Get(1, "participation.q") != "0.5" {
+		t.Fatalf("rows %v", tab.Rows)
+	}
+}
+
+// TestWriteRounds: rounds.csv has one row per evaluated round of each
+// finished run, the run's index values beside metrics.csv's cells, copied
+// as written (an old-form metrics.csv in the current columns); unfinished
+// runs are left out.
+func TestWriteRounds(t *testing.T) {
+	dir := t.TempDir()
+	header := append(append([]string{}, IndexFixedColumns...), "server.lr")
+	row := func(id, status, lr string) []string {
+		r := make([]string, len(header))
+		for i, h := range header {
+			r[i] = map[string]string{"run_id": id, "dir": "r-" + id, "status": status, "seed": "3",
+				"aggregator.kind": "tree", "participation.kind": "kb", "server.lr": lr}[h]
+		}
+		return r
+	}
+	if err := WriteCSV(filepath.Join(dir, "index.csv"), header, [][]string{row("a", "complete", "0.1"), row("b", "diverged", ""), row("c", "pending", "1")}); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(filepath.Join(dir, "r-a", "metrics.csv"))
+	m.SetRun("a", 3)
+	m.SetEpsilon(EpsilonInfo{Accountant: "exact-gdp", Delta: 1e-5, Adjacency: "zero-out", WholeRun: true})
+	m.Add(MetricsRow{Round: 5, TestAccuracy: 0.25, Epsilon: 1.5})
+	m.Add(MetricsRow{Round: 10, TestAccuracy: 0.5, Epsilon: 1.5})
+	if err := m.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "r-b"), 0o755)
+	os.WriteFile(filepath.Join(dir, "r-b", "metrics.csv"), []byte("round,train_loss,test_loss,test_accuracy,epsilon[rdp-cks;delta=1e-05],cohort,clip_fraction,noise_norm\n5,NaN,NaN,0.1,0.30000000000000004,7,1,2\n"), 0o644)
+	path, err := WriteRounds(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	want := "run_id,status,seed,aggregator.kind,participation.kind,server.lr,round,train_loss,test_loss,test_accuracy,epsilon,accountant,delta,adjacency,epsilon_scope,cohort,clip_fraction,noise_norm\n" +
+		"a,complete,3,tree,kb,0.1,5,0,0,0.25,1.5,exact-gdp,1e-05,zero-out,whole_run,0,0,0\n" +
+		"a,complete,3,tree,kb,0.1,10,0,0,0.5,1.5,exact-gdp,1e-05,zero-out,whole_run,0,0,0\n" +
+		"b,diverged,3,tree,kb,,5,NaN,NaN,0.1,0.30000000000000004,rdp-cks,1e-05,,through_round,7,1,2\n"
+	if string(b) != want {
+		t.Fatalf("rounds.csv:\n%s\nwant\n%s", b, want)
+	}
+}

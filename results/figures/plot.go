@@ -25,8 +25,9 @@ const (
 )
 
 // Write summarizes dir's grid and writes the figures, best.csv,
-// report.html (the figures embedded) and comparisons.csv into it; it
-// returns the paths written.
+// report.html (the figures embedded), comparisons.csv and rounds.csv (every
+// run's metrics in one table, results.WriteRounds) into it; it returns the
+// paths written.
 func Write(dir string, o Options) ([]string, error) {
 	s, err := Summarize(dir, o)
 	if err != nil {
@@ -68,7 +69,11 @@ func Write(dir string, o Options) ([]string, error) {
 	if err := s.WriteComparisons(cmp); err != nil {
 		return nil, err
 	}
-	return append(paths, cmp), nil
+	roundsPath, err := results.WriteRounds(dir)
+	if err != nil {
+		return nil, err
+	}
+	return append(paths, cmp, roundsPath), nil
 }
 
 // embedded is a figure's PNG for report.html, which embeds it as a data
