@@ -49,14 +49,14 @@ type Options struct {
 // aliases map the short names of the command line to index columns, most
 // specific first.
 var aliases = map[string][]string{
-	"epsilon":    {"privacy.epsilon", "epsilon"},
-	"accuracy":   {"final_accuracy"},
-	"best":       {"best_accuracy"},
-	"loss":       {"final_test_loss"},
+	"epsilon":       {"privacy.epsilon", "epsilon"},
+	"accuracy":      {"final_accuracy"},
+	"best":          {"best_accuracy"},
+	"loss":          {"final_test_loss"},
 	"aggregator":    {"aggregator.kind"},
 	"participation": {"participation.kind"},
-	"sigma":      {"noise_multiplier"},
-	"validation": {"final_val_accuracy"},
+	"sigma":         {"noise_multiplier"},
+	"validation":    {"final_val_accuracy"},
 }
 
 // fixedTwin names the varied path that a fixed column restates: it is not a
