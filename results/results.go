@@ -6,10 +6,11 @@
 // Layout of one run folder:
 //
 //	config.yaml   the normalized configuration (every default filled in)
-//	metrics.csv   round, train_loss, test_loss, test_accuracy,
-//	              epsilon[accountant;delta=D] (or ...;whole_run]), cohort,
+//	metrics.csv   one row per evaluated round: run_id, seed, round,
+//	              train_loss, test_loss, test_accuracy, epsilon with its
+//	              accountant, delta, adjacency and epsilon_scope, cohort,
 //	              clip_fraction, noise_norm, and clip_norm with adaptive
-//	              clipping
+//	              clipping (MetricsHeader)
 //	summary.json  final and best accuracy, epsilon, delta, sigma, wall time
 //	model.safetensors  the final global model of a completed run
 //	              (safetensors: float32 tensors named by layer)
@@ -20,6 +21,10 @@
 //	audit.json    with audit.canaries: the empirical epsilon estimate with
 //	              its interval, the reported epsilon, and each canary's
 //	              statistic (package experiments)
+//
+// A grid's folder holds index.csv, one row per point (IndexFixedColumns),
+// and rounds.csv, every finished run's metrics rows with the run's index
+// values (WriteRounds).
 //
 // A run folder is owned by one process at a time through an OS lock on its
 // .lock file (Lock).
