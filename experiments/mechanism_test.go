@@ -3,6 +3,8 @@ package experiments
 import (
 	"math"
 	"math/bits"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,6 +65,43 @@ func TestCorrelatedAggregatorsTrain(t *testing.T) {
 		if r := readMetrics(t, dir)[1]; strings.Join(r[7:11], ",") != "exact-gdp,1e-05,zero-out,whole_run" {
 			t.Errorf("%q: epsilon's accountant, delta, adjacency and scope %v", agg, r[7:11])
 		}
+		checkConfigFile(t, dir, res)
+	}
+}
+
+// checkConfigFile: a run's config.yaml reads back as the run's
+// configuration (its run ID), and states the values the plan chose for keys
+// left unset: nu-ftrl's tuned ν (summary.json's nu), bandmf's bands and
+// blt's buffers (participation.b = 5 here), as a comment on the key.
+func checkConfigFile(t *testing.T, dir string, res *Outcome) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := Load(b, "config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := RunID(cfg, res.Summary.Inputs); id != res.Summary.RunID {
+		t.Errorf("config.yaml reads back as run %s, the run is %s", id, res.Summary.RunID)
+	}
+	want := map[string]string{}
+	switch cfg.Aggregator.Kind {
+	case "nu-ftrl":
+		want["nu: null"] = fmtFloat(*res.Summary.Nu)
+	case "bandmf":
+		want["bands: 0"] = "5"
+	case "blt":
+		want["buffers: 0"] = "4"
+	}
+	for key, v := range want {
+		if line := "    " + key + " # used: " + v + "\n"; !strings.Contains(string(b), line) {
+			t.Errorf("%s: config.yaml has no line %q:\n%s", cfg.Aggregator.Kind, line, b)
+		}
+	}
+	if len(want) == 0 && strings.Contains(string(b), "# used:") {
+		t.Errorf("%s: config.yaml comments a key:\n%s", cfg.Aggregator.Kind, b)
 	}
 }
 

@@ -485,7 +485,11 @@ func (p *Plan) run(ctx context.Context, opts Options, rd *runDir) (*Outcome, err
 // train runs the plan in the run folder rd, which this process owns.
 func (p *Plan) train(ctx context.Context, opts Options, rd *runDir) (*Outcome, error) {
 	cfg := p.Config
-	if err := results.WriteFileAtomic(filepath.Join(rd.dir, "config.yaml"), rd.cfgYAML); err != nil {
+	file, err := p.configFile(rd.cfgYAML)
+	if err != nil {
+		return nil, err
+	}
+	if err := results.WriteFileAtomic(filepath.Join(rd.dir, "config.yaml"), file); err != nil {
 		return nil, err
 	}
 	spec, err := p.simSpec(opts)

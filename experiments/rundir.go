@@ -33,7 +33,7 @@ type runDir struct {
 	dir     string
 	id      string
 	inputs  Inputs
-	cfgYAML []byte // the normalized configuration, as config.yaml holds it
+	cfgYAML []byte // the normalized configuration, as config.yaml holds it (less Plan.configFile's comments)
 	lock    *results.DirLock
 }
 

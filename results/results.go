@@ -5,7 +5,9 @@
 //
 // Layout of one run folder:
 //
-//	config.yaml   the normalized configuration (every default filled in)
+//	config.yaml   the normalized configuration (every default filled in;
+//	              a value only the plan decides is a comment on its key,
+//	              "bands: 0 # used: 10", package experiments)
 //	metrics.csv   one row per evaluated round: run_id, seed, round,
 //	              train_loss, test_loss, test_accuracy, epsilon with its
 //	              accountant, delta, adjacency and epsilon_scope, cohort,
@@ -249,9 +251,10 @@ type Summary struct {
 	MajorityAccuracy *float64
 	privacy.Report
 	// Nu is the ν of a nu-ftrl run: aggregator.nu, or the one tuned for
-	// the rounds when it is not set. It is here and not in config.yaml,
-	// whose keys make the run ID: writing the tuned value there would
-	// change the IDs of existing runs.
+	// the rounds when it is not set. config.yaml keeps aggregator.nu as
+	// written (its keys make the run ID: writing the tuned value there
+	// would change the IDs of existing runs) and gives the tuned one only
+	// as a comment.
 	Nu          *float64
 	WallSeconds float64
 	ResumedFrom int // the checkpoint round a resumed run continued from
