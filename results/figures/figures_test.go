@@ -344,3 +344,27 @@ func TestBaselineWithUnsetTarget(t *testing.T) {
 // indexColumns are every column an index.csv can have besides the varied
 // paths: the test indexes write them all.
 var indexColumns = append(append([]string{}, results.IndexFixedColumns...), results.IndexOptionalColumns...)
+
+// TestRunEpsilonLabel: a run's ε figure is labelled from metrics.csv's
+// accountant, delta, adjacency and scope columns, and from the column name
+// of a file written before them.
+func TestRunEpsilonLabel(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{strings.Join(results.MetricsHeader, ",") + "\nab,1,5,1,1,0.5,2,exact-gdp,1e-05,zero-out,whole_run,3,0,0\n",
+			"ε (exact-gdp, δ = 1e-05, zero-out, whole run)"},
+		{strings.Join(results.MetricsHeader, ",") + "\nab,1,5,1,1,0.5,2,rdp-cks,1e-06,add/remove,through_round,3,0,0\n",
+			"ε (rdp-cks, δ = 1e-06, add/remove)"},
+		{"round,train_loss,test_loss,test_accuracy,epsilon[rdp-cks;delta=1e-05],cohort,clip_fraction,noise_norm\n5,1,1,0.5,2,3,0,0\n",
+			"ε (rdp-cks, δ = 1e-05)"},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "metrics.csv"), []byte(c.file), 0o644)
+		m, err := readRunMetrics(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if col, lab := m.epsilonColumn(dir); col != "epsilon" || lab != c.want || len(m.xy(col)) != 1 {
+			t.Errorf("column %q label %q, want %q", col, lab, c.want)
+		}
+	}
+}
