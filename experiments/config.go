@@ -167,7 +167,7 @@ type PrivacyConfig struct {
 	// full cohort, every client eligible); anything else is refused with
 	// the reason. Default "" (off: unamplified composition over each
 	// client's realized participations, zero-out adjacency).
-	Amplification string `yaml:"amplification"`
+	Amplification string `yaml:"amplification,omitempty"`
 }
 
 // AmplificationWOR is the privacy.amplification value that asks for

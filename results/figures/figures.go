@@ -86,6 +86,10 @@ type Point struct {
 	// part in the choice (a full grid), so the reported mean includes them.
 	Tuning          []string
 	TunedOnReported bool
+	// Target is x as the grid set it when the axis shows something else:
+	// the target epsilon of runs calibrated for a larger population
+	// (Summary.PopulationX), whose X is then the runs' own epsilon.
+	Target float64
 	// Selected is the mean of the selection column (Summary.SelectCol) over
 	// the tuning seeds, which chose the hyperparameters.
 	Selected float64
@@ -110,9 +114,12 @@ type SeedValue struct {
 type Summary struct {
 	XCol, YCol, ByCol string
 	SelectCol         string // the column hyperparameters are chosen on
-	// PopulationX is set when x is the target epsilon of runs with
-	// privacy.population_scale: the epsilon of the simulated larger
-	// population, not of the run's own clients (index column epsilon).
+	// PopulationX is set when the grid's x is the target epsilon of runs
+	// with privacy.population_scale: the epsilon of the simulated larger
+	// population, not of the run's own clients. The points are then placed
+	// at the runs' own epsilon (index column epsilon, the largest among a
+	// point's reported runs) and keep the target in Point.Target: a figure's
+	// epsilon axis is always the epsilon the runs have.
 	PopulationX bool
 	Hyper       []string // the columns optimized over
 	Points      []Point  // finite x, sorted by series then x
@@ -198,6 +205,13 @@ func Summarize(dir string, o Options) (*Summary, error) {
 	lower := LowerIsBetter(s.SelectCol)
 	for _, k := range keys {
 		best := s.best(t, k, groups[k], lower)
+		if s.PopulationX && !math.IsInf(best.X, 1) {
+			own, err := ownEpsilon(t, best.Dirs)
+			if err != nil {
+				return nil, err
+			}
+			best.Target, best.X = best.X, own
+		}
 		if math.IsInf(best.X, 1) {
 			s.Baselines = append(s.Baselines, best)
 		} else {
@@ -408,6 +422,21 @@ func seedList(t *results.Table, rows []int, set map[string]bool, in bool) []stri
 	return out
 }
 
+// ownEpsilon is the largest index column epsilon among the runs in dirs.
+func ownEpsilon(t *results.Table, dirs []string) (float64, error) {
+	eps := math.Inf(-1)
+	for i := range t.Rows {
+		if slices.Contains(dirs, t.Get(i, "dir")) {
+			e := parse(t.Get(i, "epsilon"))
+			if math.IsNaN(e) {
+				return 0, fmt.Errorf("figures: run %s has no epsilon in index.csv", t.Get(i, "dir"))
+			}
+			eps = max(eps, e)
+		}
+	}
+	return eps, nil
+}
+
 // commonSeeds is the set of seeds that every setting of a point ran (all
 // seeds when no setting shares one with every other).
 func commonSeeds(t *results.Table, settings map[string][]int) map[string]bool {
@@ -558,12 +587,21 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// WriteBest writes the plotted points as CSV: series, x, y's mean, its 95%
+// WriteBest writes the plotted points as CSV: series, x (for a grid
+// calibrated for a larger population, the runs' own epsilon, with the
+// target in population_epsilon after seeds), y's mean, its 95%
 // t confidence interval (empty for one seed), min and max, seeds, the mean
 // of the selection column (when it is not y), the chosen hyperparameters and
 // those chosen at an edge of the values tried.
 func (s *Summary) WriteBest(path string) error {
-	header := []string{s.ByCol, s.XCol, s.YCol + "_mean", s.YCol + "_ci95_low", s.YCol + "_ci95_high", s.YCol + "_min", s.YCol + "_max", "seeds"}
+	xcol := s.XCol
+	if s.PopulationX {
+		xcol = "epsilon" // the runs' own; the target is population_epsilon
+	}
+	header := []string{s.ByCol, xcol, s.YCol + "_mean", s.YCol + "_ci95_low", s.YCol + "_ci95_high", s.YCol + "_min", s.YCol + "_max", "seeds"}
+	if s.PopulationX {
+		header = append(header, "population_epsilon")
+	}
 	if s.SelectCol != s.YCol {
 		header = append(header, s.SelectCol+"_mean")
 	}
@@ -581,6 +619,13 @@ func (s *Summary) WriteBest(path string) error {
 			x = "inf"
 		}
 		row := []string{p.Series, x, f(p.Mean), f(p.CILow), f(p.CIHigh), f(p.Min), f(p.Max), strconv.Itoa(p.Seeds)}
+		if s.PopulationX {
+			target := ""
+			if p.Target != 0 {
+				target = f(p.Target)
+			}
+			row = append(row, target) // empty for a non-private baseline
+		}
 		if s.SelectCol != s.YCol {
 			row = append(row, f(p.Selected))
 		}

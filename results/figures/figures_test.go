@@ -235,7 +235,8 @@ func checkReportEmbeds(t *testing.T, path string) {
 
 // TestSummarizePopulationX: a grid over privacy.epsilon whose runs set
 // privacy.population_scale (index column population_epsilon filled) is
-// plotted against the population's epsilon, and says so on the axis.
+// plotted against the runs' own epsilon (index column epsilon), never the
+// population's, with the targets in a note.
 func TestSummarizePopulationX(t *testing.T) {
 	dir := writeGrid(t)
 	s, err := Summarize(dir, Options{})
@@ -250,8 +251,13 @@ func TestSummarizePopulationX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	own := map[string]float64{}
 	for i := range tab.Rows {
 		tab.Rows[i][slices.Index(tab.Header, "population_epsilon")] = tab.Get(i, "privacy.epsilon")
+		if target := parse(tab.Get(i, "privacy.epsilon")); !math.IsNaN(target) {
+			own[tab.Get(i, "privacy.epsilon")] = 100 * target
+			tab.Rows[i][slices.Index(tab.Header, "epsilon")] = strconv.FormatFloat(100*target, 'g', -1, 64)
+		}
 	}
 	if err := results.WriteCSV(path, tab.Header, tab.Rows); err != nil {
 		t.Fatal(err)
@@ -259,8 +265,16 @@ func TestSummarizePopulationX(t *testing.T) {
 	if s, err = Summarize(dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if !s.PopulationX || !strings.Contains(s.xLabel(), "population") || !strings.HasSuffix(s.xLabel(), "(rdp-cks, δ = 1e-05)") {
-		t.Errorf("population grid: PopulationX %v, label %q", s.PopulationX, s.xLabel())
+	if !s.PopulationX || s.xLabel() != "ε of these runs (rdp-cks, δ = 1e-05)" || !strings.Contains(s.populationNote(), "privacy.population_scale") {
+		t.Errorf("population grid: PopulationX %v, label %q, note %q", s.PopulationX, s.xLabel(), s.populationNote())
+	}
+	for _, p := range s.Points {
+		if p.X != 100*p.Target || p.Target == 0 || !strings.Contains(s.populationNote(), sig(p.Target, 3)) {
+			t.Errorf("point %s: x %g, target %g: want the run's own epsilon (100 × target) on the axis", p.Series, p.X, p.Target)
+		}
+	}
+	if len(own) == 0 {
+		t.Fatal("no targets in the grid")
 	}
 }
 

@@ -237,7 +237,7 @@ func (s *Summary) epsilonFigure() (figure, error) {
 		items = append(items, item)
 	}
 	setXRange(p, xlo, xhi, gap, logX)
-	notes := []string{s.barNote(clipped, len(withPoints) > 1), s.seedNote()}
+	notes := []string{s.barNote(clipped, len(withPoints) > 1), s.seedNote(), s.populationNote()}
 	if len(withPoints) == 0 { // only non-private runs: their lines, on no x scale
 		p.X.Min, p.X.Max, p.X.Scale, p.X.Tick.Marker = 0, 1, plot.LinearScale{}, plot.ConstantTicks{}
 		notes[0] = "No private runs to plot: only the runs without noise (mean over seeds)."

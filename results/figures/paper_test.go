@@ -142,7 +142,8 @@ func readClaims(t *testing.T, path string) [][]string {
 	return rows
 }
 
-// findPoint finds "series @ x" (x "inf" for a non-private baseline).
+// findPoint finds "series @ x" (x "inf" for a non-private baseline; for a
+// grid calibrated for a larger population, x is the target epsilon).
 func findPoint(s *Summary, key string) (Point, bool) {
 	ser, xs, ok := strings.Cut(key, " @ ")
 	if !ok {
@@ -156,7 +157,11 @@ func findPoint(s *Summary, key string) (Point, bool) {
 		}
 	}
 	for _, p := range append(append([]Point{}, s.Points...), s.Baselines...) {
-		if p.Series == ser && (p.X == x || math.Abs(p.X-x) < 1e-9*math.Abs(x)) {
+		at := p.X
+		if p.Target != 0 {
+			at = p.Target // a population-scaled grid's rows name the target epsilon
+		}
+		if p.Series == ser && (at == x || math.Abs(at-x) < 1e-9*math.Abs(x)) {
 			return p, true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -219,19 +220,31 @@ func (v valueTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 // xTitle names x in the figure's title (the axis label can be longer).
-func (s *Summary) xTitle() string {
-	if s.PopulationX {
-		return "population ε"
-	}
-	return label(s.XCol)
-}
+func (s *Summary) xTitle() string { return label(s.XCol) }
 
-// xLabel names the x axis.
+// xLabel names the x axis: with a population epsilon as the grid's x, the
+// runs' own epsilon (PopulationX).
 func (s *Summary) xLabel() string {
 	if s.PopulationX {
-		return s.axisLabel("population_epsilon")
+		return "ε of these runs (" + s.EpsilonNote() + ")"
 	}
 	return s.axisLabel(s.XCol)
+}
+
+// populationNote says, for a grid calibrated for a larger population, what
+// the targets were: the axis is the runs' own epsilon.
+func (s *Summary) populationNote() string {
+	if !s.PopulationX {
+		return ""
+	}
+	var targets []string
+	for _, p := range s.Points {
+		if v := sig(p.Target, 3); !slices.Contains(targets, v) {
+			targets = append(targets, v)
+		}
+	}
+	return "Noise calibrated for a population larger than these runs' (privacy.population_scale), at ε = " +
+		strings.Join(targets, ", ") + " there; the axis is the ε of these runs' own clients."
 }
 
 // axisLabel is label(col), followed for an epsilon column by the accountant

@@ -151,7 +151,11 @@ const ComparisonsTable = "comparisons.csv"
 // mean difference, t, p, whether the intervals are disjoint, the verdict
 // (A above/below B, or not separated) and its reason.
 func (s *Summary) WriteComparisons(path string) error {
-	header := []string{"a", "b", s.XCol, s.YCol + "_mean_a", s.YCol + "_mean_b", "paired_seeds", "mean_diff", "t", "p", "intervals_disjoint", "verdict", "reason"}
+	xcol := s.XCol
+	if s.PopulationX {
+		xcol = "epsilon" // the runs' own (Summary.PopulationX)
+	}
+	header := []string{"a", "b", xcol, s.YCol + "_mean_a", s.YCol + "_mean_b", "paired_seeds", "mean_diff", "t", "p", "intervals_disjoint", "verdict", "reason"}
 	f := func(v float64) string {
 		if math.IsNaN(v) {
 			return ""
