@@ -141,9 +141,22 @@ func TestWriteFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{EpsilonFigure + ".png", EpsilonFigure + ".pdf", RoundFigure + ".png", RoundFigure + ".pdf", BestTable, ReportFile, ComparisonsTable}
+	want := []string{EpsilonFigure + ".png", EpsilonFigure + ".pdf", RoundFigure + ".png", RoundFigure + ".pdf", BestTable, ReportFile, ComparisonsTable, results.RoundsFile}
 	if len(paths) != len(want) {
 		t.Fatalf("paths %v, want %v", paths, want)
+	}
+	// rounds.csv: each finished run's two evaluated rounds, with its
+	// varied values.
+	idx, _ := results.ReadIndex(filepath.Join(dir, "index.csv"))
+	rounds, err := results.ReadTable(filepath.Join(dir, results.RoundsFile))
+	finished := 0
+	for i := range idx.Rows {
+		if idx.Get(i, "status") == "complete" {
+			finished++
+		}
+	}
+	if err != nil || len(rounds.Rows) != 2*finished || !rounds.Has("server.lr") || rounds.Get(1, "round") != "10" || rounds.Get(1, "server.lr") != idx.Get(0, "server.lr") {
+		t.Errorf("rounds.csv: %v, %v; want 2 rows for each of %d finished runs", rounds, err, finished)
 	}
 	pdfs := map[string][]byte{}
 	for i, p := range paths {

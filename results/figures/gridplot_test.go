@@ -293,7 +293,7 @@ func TestWriteSmallGrids(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if len(paths) != 7 {
+		if len(paths) != 8 {
 			t.Errorf("%s: paths %v", name, paths)
 		}
 	}
