@@ -26,7 +26,8 @@ Runs every point of an experiment grid (a run configuration plus grid: and
 zip: keys; see experiments/README.md) into -out, one run folder per point,
 keeping index.csv (one row per point) current as points finish, then writes
 accuracy_vs_epsilon and accuracy_vs_round (each .png at 300 dpi and .pdf),
-best.csv and report.html (figures embedded) there.
+best.csv, report.html (figures embedded) and rounds.csv (every finished run's
+evaluated rounds in one table) there.
 
 Resumes by default: finished points are skipped and interrupted ones continue
 from their checkpoints with identical results. Ctrl-C saves the running

@@ -31,11 +31,12 @@ against x with one series per -by value. Each point takes the hyperparameters
 seeds, and shows the mean and its 95% t interval over seeds; non-private runs
 appear as dashed lines. Without -o it (re)writes RESULTS_DIR's
 accuracy_vs_epsilon and accuracy_vs_round (test accuracy by round, one panel
-per x value), each as .png (300 dpi) and .pdf, best.csv and report.html (the
-figures embedded, so the page stands alone).
+per x value), each as .png (300 dpi) and .pdf, best.csv, report.html (the
+figures embedded, so the page stands alone) and rounds.csv (every finished
+run's evaluated rounds with its index values, one pandas.read_csv away).
 
 Columns: a fixed column of index.csv (epsilon, accuracy = final_accuracy,
-best = best_accuracy, loss, aggregator, seed, sigma, ...) or a varied key
+best = best_accuracy, loss, aggregator = aggregator.kind, seed, sigma, ...) or a varied key
 (server.lr, or just lr).
 
 Flags:
