@@ -284,7 +284,11 @@ func cnnKindOf(name string, order int, large bool, floatsPerPixel float64, doc s
 			}
 		},
 		Build: func(s Spec, dim, classes, batch int) (Model, error) {
-			return newCNN(large, dim, s.Channels, classes, batch, nil)
+			sp, err := cnnStack(large, dim, s.Channels, classes)
+			if err != nil {
+				return nil, err
+			}
+			return buildStack(sp, batch)
 		},
 		NumParams: func(s Spec, dim, classes int) int {
 			g, err := newCNNGeom(large, dim, s.Channels)

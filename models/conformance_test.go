@@ -391,6 +391,10 @@ func TestForwardEvalMatchesFullGraph(t *testing.T) {
 				load = mm.load
 			case *dense:
 				load = mm.load
+			case *stack:
+				load = func(b *datasets.Batch) { mm.load(b); mm.drop.off() }
+			case stochasticStack:
+				load = func(b *datasets.Batch) { mm.load(b); mm.drop.off() }
 			default:
 				t.Fatalf("unexpected model type %T", m)
 			}

@@ -124,7 +124,11 @@ var logRegKind = Kind{
 		}
 	},
 	Build: func(s Spec, dim, classes, batch int) (Model, error) {
-		return newDense(nil, dim, classes, batch, nil)
+		sp, err := denseStack(LogReg, nil, dim, classes)
+		if err != nil {
+			return nil, err
+		}
+		return buildStack(sp, batch)
 	},
 	NumParams: func(s Spec, dim, classes int) int { return denseParams(nil, dim, classes) },
 	Estimate: func(s Spec, dim, classes float64) Estimate {
@@ -148,7 +152,11 @@ var mlpKind = Kind{
 				return nil, fmt.Errorf("models: hidden width %d must be positive", h)
 			}
 		}
-		return newDense(s.Hidden, dim, classes, batch, nil)
+		sp, err := denseStack(MLP, s.Hidden, dim, classes)
+		if err != nil {
+			return nil, err
+		}
+		return buildStack(sp, batch)
 	},
 	NumParams: func(s Spec, dim, classes int) int { return denseParams(s.Hidden, dim, classes) },
 	Estimate: func(s Spec, dim, classes float64) Estimate {

@@ -161,8 +161,15 @@ func (m *lstm) check(b *datasets.Batch) {
 
 func (m *lstm) load(b *datasets.Batch) {
 	m.check(b)
-	T, B := m.d.seq, m.batch
-	ids, next, w := m.ids, m.next, m.w
+	loadTokens(m.ids, m.next, m.w, b, m.d.seq, m.batch, m.d.vocab)
+}
+
+// loadTokens copies the batch's sequences (seq tokens each, batch rows) in
+// time-major order (row t·batch+i) into ids and next, and sets the token
+// weights w: 1/count on the real rows' non-padding targets, count their
+// number, so the loss is their mean.
+func loadTokens(ids, next, w []float32, b *datasets.Batch, seq, batch, vocab int) {
+	T, B := seq, batch
 	clear(w)
 	count := 0
 	for i := 0; i < b.Real; i++ {
@@ -179,8 +186,8 @@ func (m *lstm) load(b *datasets.Batch) {
 	for i := 0; i < B; i++ {
 		for t := 0; t < T; t++ {
 			tok, tg := int(b.X[i*T+t]), int(b.Next[i*T+t])
-			if tok < 0 || tok >= m.d.vocab || tg < 0 || tg >= m.d.vocab {
-				panic(fmt.Sprintf("models: token %d or target %d outside the vocabulary of %d", tok, tg, m.d.vocab))
+			if tok < 0 || tok >= vocab || tg < 0 || tg >= vocab {
+				panic(fmt.Sprintf("models: token %d or target %d outside the vocabulary of %d", tok, tg, vocab))
 			}
 			row := t*B + i
 			ids[row] = float32(tok)
@@ -211,8 +218,14 @@ func (m *lstm) Eval(b *datasets.Batch) (Score, error) {
 		return evalChunks(m.sub, m.chunk, b)
 	}
 	m.load(b)
-	logits := m.logits()
-	V, T, B := m.d.vocab, m.d.seq, m.batch
+	return scoreTokens(m.logits(), b, m.d.seq, m.batch, m.d.vocab, LSTM)
+}
+
+// scoreTokens scores a sequence model's time-major logits [seq·batch,
+// vocab] on the batch's targets that are not PAD, OOV or EOS (name names
+// the model in the error of a NaN loss).
+func scoreTokens(logits []float32, b *datasets.Batch, seq, batch, vocab int, name string) (Score, error) {
+	V, T, B := vocab, seq, batch
 	var s Score
 	for i := 0; i < b.Real; i++ {
 		for t := 0; t < T; t++ {
@@ -230,7 +243,7 @@ func (m *lstm) Eval(b *datasets.Batch) (Score, error) {
 		}
 	}
 	if math.IsNaN(s.LossSum) {
-		return s, fmt.Errorf("models: lstm evaluation loss is NaN")
+		return s, fmt.Errorf("models: %s evaluation loss is NaN", name)
 	}
 	return s, nil
 }
@@ -267,7 +280,11 @@ var lstmKind = Kind{
 		if err != nil {
 			return nil, err
 		}
-		return newLSTM(d, batch, nil)
+		sp, err := lstmStack(d)
+		if err != nil {
+			return nil, err
+		}
+		return buildStack(sp, batch)
 	},
 	NumParams: func(s Spec, dim, classes int) int {
 		d, err := s.lstmDims(dim, classes)

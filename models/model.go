@@ -58,6 +58,9 @@ type Spec struct {
 	Channels int    `yaml:"-"`      // image channels (cnn, cnn-large; 0 means 1); not a configuration key
 	Embed    int    `yaml:"embed"`  // token embedding width (lstm; 0 means 32)
 	Proj     int    `yaml:"proj"`   // projection width before the output layer (lstm; 0 means Embed)
+	// Layers is the layer list of kind layers (see Layer), its last layer
+	// a head.
+	Layers []Layer `yaml:"layers"`
 }
 
 // Kind is one model kind: its name, whether it models text, the Spec keys
@@ -73,8 +76,10 @@ type Kind struct {
 	// messages that list kinds.
 	Order int
 	// Text: a next-word model over token sequences (for the text
-	// datasets); otherwise a classifier of images.
-	Text bool
+	// datasets); otherwise a classifier of images. IsText, when set,
+	// decides instead from the spec (nil: Text).
+	Text   bool
+	IsText func(s Spec) bool
 	// Uses lists the keys besides kind it reads (hidden, embed, proj); a
 	// key it does not read must be unset.
 	Uses []string
@@ -142,10 +147,20 @@ func KindNames(text *bool) []string {
 }
 
 // Text reports whether the model reads text (a next-token model).
-func (s Spec) Text() bool { k := LookupKind(s.Kind); return k != nil && k.Text }
+func (s Spec) Text() bool {
+	k := LookupKind(s.Kind)
+	if k != nil && k.IsText != nil {
+		return k.IsText(s)
+	}
+	return k != nil && k.Text
+}
 
-// Normalize fills the kind's defaults of unset keys.
+// Normalize fills the kind's defaults of unset keys (a spec with layers
+// and no kind is of kind layers).
 func (s *Spec) Normalize() {
+	if s.Kind == "" && len(s.Layers) > 0 {
+		s.Kind = Layers
+	}
 	if k := LookupKind(s.Kind); k != nil && k.Defaults != nil {
 		k.Defaults(s)
 	}
