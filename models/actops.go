@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"math"
 
 	"dpfl/models/internal/vec"
 
@@ -9,8 +10,8 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// Elementwise ops of the layer lists: tanh and the sum of two activations
-// (residual blocks).
+// Elementwise ops of the layer lists: tanh, GELU and the sum of two
+// activations (residual blocks).
 
 // tanhOp is tanh(x) elementwise.
 type tanhOp struct{ shp tensor.Shape }
@@ -69,4 +70,41 @@ func (o sum) run(y []float32, in [][]float32) {
 }
 func (o sum) symDiff(_ G.Nodes, _, g *G.Node) (G.Nodes, error) {
 	return G.Nodes{g, g}, nil
+}
+
+// gelu is x·Φ(x) elementwise (Φ the standard normal distribution function;
+// the exact form, PyTorch's nn.GELU default), computed in float64.
+type gelu struct{ shp tensor.Shape }
+
+// geluAct adds gelu(x) to x's graph.
+func geluAct(x *G.Node) (*G.Node, error) { return apply(gelu{x.Shape()}, x) }
+
+func (o gelu) name() string        { return fmt.Sprintf("gelu%v", o.shp) }
+func (o gelu) shape() tensor.Shape { return o.shp }
+func (o gelu) diffWRT() []bool     { return []bool{true} }
+func (o gelu) run(y []float32, in [][]float32) {
+	for i, v := range in[0] {
+		x := float64(v)
+		y[i] = float32(0.5 * x * (1 + math.Erf(x/math.Sqrt2)))
+	}
+}
+func (o gelu) symDiff(in G.Nodes, _, g *G.Node) (G.Nodes, error) {
+	d, err := apply(geluGrad(o), in[0], g)
+	return G.Nodes{d}, err
+}
+
+// geluGrad is g·(Φ(x) + x·φ(x)).
+type geluGrad struct{ shp tensor.Shape }
+
+func (o geluGrad) name() string        { return fmt.Sprintf("gelugrad%v", o.shp) }
+func (o geluGrad) shape() tensor.Shape { return o.shp }
+func (o geluGrad) inPlace() int        { return 1 }
+func (o geluGrad) run(d []float32, in [][]float32) {
+	x, g := in[0], in[1]
+	const invSqrt2Pi = 0.3989422804014327
+	for i := range d {
+		v := float64(x[i])
+		cdf := 0.5 * (1 + math.Erf(v/math.Sqrt2))
+		d[i] = float32(float64(g[i]) * (cdf + v*invSqrt2Pi*math.Exp(-0.5*v*v)))
+	}
 }

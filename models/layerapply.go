@@ -142,3 +142,64 @@ func applyResidual(c *net, l *Layer, x val) (val, error) {
 	}
 	return c.out(y.s, func() (*G.Node, error) { return addNodes(x.n, y.n) })
 }
+
+func applyAvgPool(c *net, l *Layer, x val) (val, error) {
+	img, err := c.image(x.s)
+	if err != nil {
+		return x, err
+	}
+	k := l.Kernel
+	if k == 0 {
+		k = 2
+	}
+	p := avgPool{batch: c.rows(), h: img.h, w: img.w, c: img.c, k: k, s: l.Stride}
+	if p.s == 0 {
+		p.s = k
+	}
+	switch {
+	case img.nchw && img.c > 1:
+		return x, c.errorf("reads NHWC images, got the channel-major input %v: put a conv2d first", img)
+	case k > img.h || k > img.w:
+		return x, c.errorf("a %d×%d window does not fit the input %v", k, k, img)
+	}
+	y := act{feat: p.oh() * p.ow() * img.c, h: p.oh(), w: p.ow(), c: img.c}
+	return c.out(y, func() (*G.Node, error) { return averagePool(x.n, p) })
+}
+
+func applyGelu(c *net, _ *Layer, x val) (val, error) {
+	if x.s.ids {
+		return x, c.errorf("needs values, got %v", x.s)
+	}
+	return c.out(x.s, func() (*G.Node, error) { return geluAct(x.n) })
+}
+
+func applyLayerNorm(c *net, _ *Layer, x val) (val, error) {
+	if x.s.ids {
+		return x, c.errorf("needs values, got %v", x.s)
+	}
+	if x.s.feat < 2 {
+		return x, c.errorf("needs at least 2 values per row, got %v", x.s)
+	}
+	gain := c.param("weight", oneInit, x.s.feat)
+	bias := c.param("bias", zeroInit, x.s.feat)
+	return c.out(x.s, func() (*G.Node, error) { return normalize(x.n, gain, bias, x.s.feat, 1) })
+}
+
+func applyGroupNorm(c *net, l *Layer, x val) (val, error) {
+	if x.s.ids {
+		return x, c.errorf("needs values, got %v", x.s)
+	}
+	ch := x.s.feat
+	if x.s.h > 0 {
+		ch = x.s.c
+	}
+	if x.s.nchw && x.s.c > 1 || x.s.raw && max(c.channels, 1) > 1 {
+		return x, c.errorf("reads NHWC images, got the channel-major input: put a conv2d first")
+	}
+	if ch%l.Groups != 0 || x.s.feat/l.Groups < 2 {
+		return x, c.errorf("%d groups do not divide the %d channels of %v into groups of at least 2 values", l.Groups, ch, x.s)
+	}
+	gain := c.param("weight", oneInit, ch)
+	bias := c.param("bias", zeroInit, ch)
+	return c.out(x.s, func() (*G.Node, error) { return normalize(x.n, gain, bias, ch, l.Groups) })
+}

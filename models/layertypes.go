@@ -38,11 +38,18 @@ func allLayerTypes() []*layerType {
 			doc: "convolution of an image: W [filters, kernel, kernel, in channels] (weight), b [filters] (bias)"},
 		{name: "max-pool", keys: []string{"kernel", "stride"}, check: checkMaxPool, apply: applyMaxPool,
 			doc: "2×2 max-pooling, stride 2 (a last odd row or column is dropped)"},
+		{name: "avg-pool", keys: []string{"kernel", "stride"}, apply: applyAvgPool,
+			doc: "average-pooling over kernel×kernel windows (default 2), stride default the kernel, no padding"},
 		{name: "flatten", apply: applyFlatten, doc: "an image's values as one vector (NHWC order)"},
 		{name: "dropout", keys: []string{"rate"}, check: checkDropout, apply: applyDropout,
 			doc: "inverted dropout in training (rate: probability of dropping a unit)"},
 		{name: "relu", apply: applyRelu, doc: "max(x, 0)"},
 		{name: "tanh", apply: applyTanh, doc: "tanh(x)"},
+		{name: "gelu", apply: applyGelu, doc: "x·Φ(x) (the exact GELU)"},
+		{name: "layer-norm", apply: applyLayerNorm,
+			doc: "normalizes each row (each example, or each token) to mean 0, variance 1, then gain (weight) and bias per value, both [width]"},
+		{name: "group-norm", keys: []string{"groups"}, check: checkGroupNorm, apply: applyGroupNorm,
+			doc: "normalizes each example's channels in groups, then gain (weight) and bias per channel, both [channels]"},
 		{name: "embedding", keys: []string{"dim"}, check: checkPositive("dim"), apply: applyEmbedding,
 			doc: "token ids to vectors: table [vocabulary, dim] (weight); the first layer of a sequence model"},
 		{name: "lstm", keys: []string{"hidden"}, check: checkPositive("hidden"), apply: applyLSTM,
@@ -153,6 +160,14 @@ func checkMaxPool(l Layer, add Problems) {
 func checkDropout(l Layer, add Problems) {
 	if !(l.Rate > 0 && l.Rate < 1) {
 		add("rate", "%v must be in (0, 1)", l.Rate)
+	}
+}
+
+func checkGroupNorm(l Layer, add Problems) {
+	if l.Groups == 0 {
+		add("groups", "required: the number of channel groups")
+	} else if l.Groups > maxGroups {
+		add("groups", "%d is more than %d", l.Groups, maxGroups)
 	}
 }
 
