@@ -50,8 +50,8 @@ func (s *Score) Add(o Score) {
 }
 
 // Spec describes a model architecture, as the model section of a run
-// configuration gives it (YAML keys kind, hidden, embed, proj); Build makes
-// one instance of it.
+// configuration gives it (YAML keys kind, hidden, embed, proj, layers);
+// Build makes one instance of it.
 type Spec struct {
 	Kind     string `yaml:"kind"`   // one of Kinds
 	Hidden   []int  `yaml:"hidden"` // hidden layer widths (mlp); recurrent width (lstm, one entry)
@@ -258,7 +258,9 @@ type Tensor struct {
 // …; convolution filters "conv0", … of shape [out, kh, kw, in] and biases
 // "convb0", …; the lstm's "emb" [vocab, embed], "Wx" [embed, 4·hidden],
 // "Wh" [hidden, 4·hidden], "b" [4·hidden] (gates i, f, g, o), "Wp"
-// [hidden, proj], "bp", "Wo" [proj, vocab], "bo". The tensors are
+// [hidden, proj], "bp", "Wo" [proj, vocab], "bo"; a layer list's
+// "layers.<i>.weight", "layers.<i>.bias", … (see the package doc, with
+// the mapping from PyTorch's state_dict names). The tensors are
 // contiguous and in order, covering the vector.
 type Layered interface {
 	Tensors() []Tensor
