@@ -89,11 +89,15 @@ func imageLayers() []Layer {
 	}
 }
 
-// textLayers is a sequence model's layer list: embedding, LSTM, a residual
-// block, layer norm, GELU, the token-level head.
+// textLayers is a sequence model's layer list: embedding, positions, a
+// transformer block (pre-norm attention and MLP, each residual), LSTM, a
+// residual block, layer norm, GELU, the token-level head.
 func textLayers() []Layer {
 	return []Layer{
-		{Type: "embedding", Dim: 6},
+		{Type: "embedding", Dim: 8},
+		{Type: "pos-embedding"},
+		{Type: "residual", Layers: []Layer{{Type: "layer-norm"}, {Type: "attention", Heads: 2}}},
+		{Type: "residual", Layers: []Layer{{Type: "layer-norm"}, {Type: "dense", Units: 16}, {Type: "gelu"}, {Type: "dense", Units: 8}}},
 		{Type: "lstm", Hidden: 8},
 		{Type: "residual", Layers: []Layer{{Type: "dense", Units: 8}, {Type: "tanh"}}},
 		{Type: "layer-norm"},

@@ -16,8 +16,11 @@
 // The layer types and their keys: dense (units; unset: the classes), conv2d
 // (filters, kernel, stride, padding), max-pool (2×2, stride 2), avg-pool
 // (kernel, stride), flatten, dropout (rate), relu, tanh, gelu, layer-norm,
-// group-norm (groups), embedding (dim), lstm (hidden), residual (layers: a
-// sub-list whose output is added to its input). A key a type does not read
+// group-norm (groups), embedding (dim), pos-embedding (a learned vector
+// added per position), attention (heads: multi-head causal self-attention
+// within each sequence), lstm (hidden), residual (layers: a sub-list whose
+// output is added to its input; a pre-norm transformer block is two:
+// [layer-norm, attention] and [layer-norm, dense, gelu, dense]). A key a type does not read
 // must be unset. Shapes are inferred before the graph is built (planning
 // pass, net.pass); a layer that does not fit its input is a LayerError
 // naming the layer's key and type and both shapes. Images stay NHWC
@@ -35,13 +38,18 @@
 //	lstm       weight_ih [in, 4·hidden]      LSTM.weight_ih_l0 [4·hidden, in], transposed (gates i, f, g, o in both)
 //	           weight_hh [hidden, 4·hidden]  LSTM.weight_hh_l0, transposed
 //	           bias [4·hidden]               LSTM.bias_ih_l0 + LSTM.bias_hh_l0
+//	pos-embedding weight [seq, width]        Embedding(seq, width).weight of the positions
+//	attention  in_proj_weight [w, 3w]        MultiheadAttention.in_proj_weight [3w, w], transposed (q, k, v in both)
+//	           in_proj_bias [3w]             MultiheadAttention.in_proj_bias
+//	           out_proj.weight [w, w]        MultiheadAttention.out_proj.weight, transposed; out_proj.bias the same
 //	layer-norm weight, bias [width]          LayerNorm.weight, LayerNorm.bias
 //	group-norm weight, bias [channels]       GroupNorm.weight, GroupNorm.bias
 //
 // A flatten after convolutions orders features (row, column, channel),
 // PyTorch's Flatten (channel, row, column): the first dense layer's rows
 // are permuted accordingly. Initial values: dense and conv2d weights
-// Glorot-uniform (conv fans in·k·k and out·k·k), embedding U(−0.05, 0.05),
+// Glorot-uniform (conv fans in·k·k and out·k·k; the attention's input
+// projection as one [w, 3w] matrix), embedding and positions U(−0.05, 0.05),
 // lstm weights Glorot-uniform per gate block with the forget gate's bias
 // 1, norms' gains 1, every other bias 0.
 //
@@ -56,8 +64,9 @@
 // conv.go: convolution as im2col + matrix product, max-pool; lstmops.go:
 // embedding and the whole recurrent layer as one op; xent.go: softmax
 // cross-entropy; actops.go: tanh, GELU, the sum of a residual block;
-// normops.go: layer and group norm, average-pooling), each with its
-// gradient ops. The compiled graph runs on
+// normops.go: layer and group norm, average-pooling; attnops.go:
+// positional embedding, causal self-attention), each with its gradient
+// ops. The compiled graph runs on
 // dpfl's executor (exec.go), not Gorgonia's tape machine: buffers are
 // allocated when a program first runs and shared by liveness, so a training
 // step allocates nothing, and the tests check the executor against

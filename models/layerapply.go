@@ -37,6 +37,9 @@ func applyConv(c *net, l *Layer, x val) (val, error) {
 	w := c.param("weight", glorotInit(img.c*k*k, l.Filters*k*k), l.Filters, k, k, img.c)
 	b := c.param("bias", zeroInit, l.Filters)
 	y := act{feat: g.outDim(), h: g.oh, w: g.ow, c: l.Filters}
+	if !c.building() {
+		c.floats += float64(g.pixels() * g.kdim()) // its im2col rows
+	}
 	return c.out(y, func() (*G.Node, error) { return conv2d(c.gm.mm, x.n, w, b, g) })
 }
 
@@ -202,4 +205,46 @@ func applyGroupNorm(c *net, l *Layer, x val) (val, error) {
 	gain := c.param("weight", oneInit, ch)
 	bias := c.param("bias", zeroInit, ch)
 	return c.out(x.s, func() (*G.Node, error) { return normalize(x.n, gain, bias, ch, l.Groups) })
+}
+
+func applyPosEmbedding(c *net, _ *Layer, x val) (val, error) {
+	if c.seq == 0 {
+		return x, c.errorf("needs a token sequence: the list must start with an embedding and end with token-xent")
+	}
+	if err := c.features(x.s); err != nil {
+		return x, err
+	}
+	t := c.param("weight", uniformInit(0.05), c.seq, x.s.feat)
+	return c.out(x.s, func() (*G.Node, error) { return addPositions(x.n, t, c.seq, c.batch) })
+}
+
+func applyAttention(c *net, l *Layer, x val) (val, error) {
+	if c.seq == 0 {
+		return x, c.errorf("needs a token sequence: the list must start with an embedding and end with token-xent")
+	}
+	if err := c.features(x.s); err != nil {
+		return x, err
+	}
+	D := x.s.feat
+	if D%l.Heads != 0 {
+		return x, c.errorf("%d heads do not divide the input's %d features", l.Heads, D)
+	}
+	win := c.param("in_proj_weight", glorotInit(D, 3*D), D, 3*D)
+	bin := c.param("in_proj_bias", zeroInit, 3*D)
+	wout := c.param("out_proj.weight", glorotInit(D, D), D, D)
+	bout := c.param("out_proj.bias", zeroInit, D)
+	if !c.building() {
+		c.floats += float64(c.seq * (3*D + D + l.Heads*c.seq)) // projections, heads, weights
+	}
+	return c.out(x.s, func() (*G.Node, error) {
+		qkv, err := denseLayer(c.gm.mm, x.n, win, bin)
+		if err != nil {
+			return nil, err
+		}
+		a, err := attend(qkv, c.seq, c.batch, l.Heads)
+		if err != nil {
+			return nil, err
+		}
+		return denseLayer(c.gm.mm, a, wout, bout)
+	})
 }

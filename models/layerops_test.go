@@ -41,7 +41,23 @@ func layerOpCases() []opCase {
 	}
 	ap := avgPool{batch: rows, h: h, w: w, c: c, k: 3, s: 2}
 	_ = shp
+	const T, B, D, H = 5, 2, 6, 2
+	att := attention{T, B, D, H, new(attnState)}
+	pos := posAdd{T, B, D}
 	return []opCase{
+		{name: "attention", sizes: []int{T * B * 3 * D}, diff: []bool{true}, outN: T * B * D, fwd: att.run,
+			grads: func(g []float32, in [][]float32) [][]float32 {
+				out, d := make([]float32, T*B*D), make([]float32, T*B*3*D)
+				att.run(out, in)
+				attnGrad(att).run(d, [][]float32{in[0], g})
+				return [][]float32{d}
+			}},
+		{name: "pos-embedding", sizes: []int{T * B * D, T * D}, diff: []bool{true, true}, outN: T * B * D, fwd: pos.run,
+			grads: func(g []float32, in [][]float32) [][]float32 {
+				d := make([]float32, T*D)
+				posGrad(pos).run(d, [][]float32{g})
+				return [][]float32{g, d}
+			}},
 		{name: "gelu", sizes: []int{n}, diff: []bool{true}, outN: n, fwd: gelu{}.run,
 			grads: func(g []float32, in [][]float32) [][]float32 {
 				d := make([]float32, n)

@@ -23,6 +23,7 @@ type Layer struct {
 	Dim     int     `yaml:"dim"`     // embedding: vector width
 	Hidden  int     `yaml:"hidden"`  // lstm: recurrent width
 	Groups  int     `yaml:"groups"`  // group-norm: channel groups
+	Heads   int     `yaml:"heads"`   // attention: heads (dividing the width)
 	Layers  []Layer `yaml:"layers"`  // residual: the layers whose output is added to their input
 	// Names overrides the names of the layer's tensors, in the layer's
 	// parameter order (the presets keep their historical names); not a

@@ -54,6 +54,10 @@ func allLayerTypes() []*layerType {
 			doc: "token ids to vectors: table [vocabulary, dim] (weight); the first layer of a sequence model"},
 		{name: "lstm", keys: []string{"hidden"}, check: checkPositive("hidden"), apply: applyLSTM,
 			doc: "one LSTM layer over the sequence: weight_ih [in, 4·hidden], weight_hh [hidden, 4·hidden], bias [4·hidden] (gates i, f, g, o)"},
+		{name: "pos-embedding", apply: applyPosEmbedding,
+			doc: "adds a learned vector per position: weight [sequence length, width]"},
+		{name: "attention", keys: []string{"heads"}, check: checkPositive("heads"), apply: applyAttention,
+			doc: "multi-head causal self-attention: in_proj_weight [width, 3·width] (queries, keys, values), in_proj_bias [3·width], out_proj.weight [width, width], out_proj.bias [width]"},
 		{name: "residual", keys: []string{"layers"}, check: checkResidual, apply: applyResidual,
 			doc: "x + f(x), f the sub-list layers (its output shape must be its input's)"},
 		{name: "xent", head: true,
@@ -114,7 +118,7 @@ func validateLayers(ls []Layer, path string, add Problems, top bool) {
 		for _, k := range []struct {
 			name string
 			v    int
-		}{{"units", l.Units}, {"filters", l.Filters}, {"kernel", l.Kernel}, {"stride", l.Stride}, {"padding", l.Padding}, {"dim", l.Dim}, {"hidden", l.Hidden}, {"groups", l.Groups}} {
+		}{{"units", l.Units}, {"filters", l.Filters}, {"kernel", l.Kernel}, {"stride", l.Stride}, {"padding", l.Padding}, {"dim", l.Dim}, {"hidden", l.Hidden}, {"groups", l.Groups}, {"heads", l.Heads}} {
 			if k.v < 0 {
 				add(key+"."+k.name, "%d must not be negative", k.v)
 			}
@@ -130,7 +134,7 @@ func validateLayers(ls []Layer, path string, add Problems, top bool) {
 
 func checkPositive(key string) func(l Layer, add Problems) {
 	return func(l Layer, add Problems) {
-		if v := map[string]int{"dim": l.Dim, "hidden": l.Hidden, "filters": l.Filters, "groups": l.Groups}[key]; v == 0 {
+		if v := map[string]int{"dim": l.Dim, "hidden": l.Hidden, "filters": l.Filters, "groups": l.Groups, "heads": l.Heads}[key]; v == 0 {
 			add(key, "required: a positive width")
 		}
 	}

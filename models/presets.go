@@ -81,7 +81,7 @@ func init() { Register(&layersKind) }
 
 var layersKind = Kind{
 	Name: Layers, Order: 60, Uses: []string{"layers"},
-	Doc: "a list of layers (layers: dense, conv2d, pools, flatten, dropout, activations, embedding, lstm, residual blocks, ending in a head)",
+	Doc: "a list of layers (layers: dense, conv2d, pools, flatten, dropout, activations, norms, embedding, positions, attention, lstm, residual blocks, ending in a head)",
 	IsText: func(s Spec) bool {
 		if n := len(s.Layers); n > 0 {
 			t := lookupLayerType(s.Layers[n-1].Type)
