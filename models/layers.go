@@ -191,6 +191,15 @@ func (c *net) layers(ls []Layer, path, prefix string, x val) (val, error) {
 		if t == nil || t.head {
 			return x, c.errorf("not a layer type of the list's body (%s)", strings.Join(layerTypeNames(false), ", "))
 		}
+		var bad error // the first problem of its keys (a list that was not validated)
+		checkLayer(*l, t, func(key, format string, args ...any) {
+			if bad == nil {
+				bad = c.errorf("%s: %s", key, fmt.Sprintf(format, args...))
+			}
+		})
+		if bad != nil {
+			return x, bad
+		}
 		c.prefix, c.names, c.nparam = fmt.Sprintf("%s.%d", prefix, i), l.Names, 0
 		y, err := t.apply(c, l, x)
 		if err != nil {

@@ -91,3 +91,33 @@ func TestLayerShapeErrors(t *testing.T) {
 		t.Fatalf("huge list: %v", err)
 	}
 }
+
+// TestLayerBadValuesNeverPanic: a list that was never validated (bad
+// values, as a memory estimate of an invalid configuration may see) is
+// refused by Build, NumParams and Estimate without panicking.
+func TestLayerBadValuesNeverPanic(t *testing.T) {
+	for _, l := range []Layer{
+		{Type: "conv2d", Filters: 2, Kernel: 3, Padding: -5}, {Type: "conv2d", Filters: 2, Kernel: 3, Stride: -1},
+		{Type: "conv2d", Filters: -2, Kernel: 3}, {Type: "conv2d", Filters: 2}, {Type: "avg-pool", Kernel: -1},
+		{Type: "avg-pool", Stride: -2}, {Type: "dense", Units: -3}, {Type: "group-norm"}, {Type: "attention"},
+		{Type: "dropout", Rate: 2}, {Type: "residual"}, {Type: "embedding"}, {Type: "lstm"}, {Type: "dense", Units: 1 << 40},
+		{Type: "relu", Units: 3},
+	} {
+		for _, text := range []bool{false, true} {
+			ls := []Layer{l, {Type: "xent"}}
+			dim := 64
+			if text {
+				ls = []Layer{{Type: "embedding", Dim: 4}, l, {Type: "token-xent"}}
+				dim = 5
+			}
+			s := Spec{Kind: Layers, Layers: ls}
+			if _, err := s.Build(dim, 20, 2); err == nil {
+				t.Errorf("%+v built", l)
+			}
+			if n := s.NumParams(dim, 20); n != 0 {
+				t.Errorf("%+v: %d parameters", l, n)
+			}
+			_ = s.Estimate(float64(dim), 20)
+		}
+	}
+}

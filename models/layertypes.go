@@ -110,25 +110,36 @@ func validateLayers(ls []Layer, path string, add Problems, top bool) {
 		case !t.head && top && i == len(ls)-1:
 			add(key+".type", "the last layer must be a head (%v), not %s", layerTypeNames(true), l.Type)
 		}
-		for _, k := range registry.SetKeys(&l) {
-			if k != "type" && k != "-" && !slices.Contains(t.keys, k) {
-				add(key+"."+k, "layer type %s does not read it (it reads %v)", l.Type, t.keys)
-			}
-		}
-		for _, k := range []struct {
-			name string
-			v    int
-		}{{"units", l.Units}, {"filters", l.Filters}, {"kernel", l.Kernel}, {"stride", l.Stride}, {"padding", l.Padding}, {"dim", l.Dim}, {"hidden", l.Hidden}, {"groups", l.Groups}, {"heads", l.Heads}} {
-			if k.v < 0 {
-				add(key+"."+k.name, "%d must not be negative", k.v)
-			}
-		}
-		if t.check != nil {
-			t.check(l, func(k, format string, args ...any) { add(key+"."+k, format, args...) })
-		}
+		checkLayer(l, t, func(k, format string, args ...any) { add(key+"."+k, format, args...) })
 		if l.Type == "residual" && len(l.Layers) > 0 {
 			validateLayers(l.Layers, key+".layers", add, false)
 		}
+	}
+}
+
+// maxLayerInt bounds every integer key of a layer.
+const maxLayerInt = 1 << 24
+
+// checkLayer reports the problems of one layer's own keys and values (its
+// sub-list aside), keys relative to the layer.
+func checkLayer(l Layer, t *layerType, add Problems) {
+	for _, k := range registry.SetKeys(&l) {
+		if k != "type" && k != "-" && !slices.Contains(t.keys, k) {
+			add(k, "layer type %s does not read it (it reads %v)", l.Type, t.keys)
+		}
+	}
+	for _, k := range []struct {
+		name string
+		v    int
+	}{{"units", l.Units}, {"filters", l.Filters}, {"kernel", l.Kernel}, {"stride", l.Stride}, {"padding", l.Padding}, {"dim", l.Dim}, {"hidden", l.Hidden}, {"groups", l.Groups}, {"heads", l.Heads}} {
+		if k.v < 0 {
+			add(k.name, "%d must not be negative", k.v)
+		} else if k.v > maxLayerInt {
+			add(k.name, "%d is more than %d", k.v, maxLayerInt)
+		}
+	}
+	if t.check != nil {
+		t.check(l, add)
 	}
 }
 
