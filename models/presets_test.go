@@ -11,7 +11,7 @@ import (
 
 // handBuilt builds a kind with its hand-written network (dense.go, cnn.go,
 // lstm.go), the reference its preset must reproduce.
-func handBuilt(t *testing.T, s Spec, dim, classes, batch int) Model {
+func handBuilt(t testing.TB, s Spec, dim, classes, batch int) Model {
 	t.Helper()
 	s.Normalize()
 	var m Model
