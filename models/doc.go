@@ -55,8 +55,10 @@
 //
 // The presets keep their kinds' historical tensor names (W0, b0, conv0,
 // emb, …; see Layered), so their runs and model.safetensors files are
-// unchanged; a test builds each kind both ways (presets_test.go) and
-// compares layouts, initial parameters, losses and gradients bit for bit.
+// unchanged; a test builds each kind both ways (presets_test.go, against
+// the hand-built networks the kinds were before, kept in
+// handbuilt_test.go) and compares layouts, initial parameters, losses and
+// gradients bit for bit.
 //
 // Each model is a Gorgonia graph: Gorgonia builds and type-checks it and
 // differentiates it symbolically (G.Grad). The ops are dpfl's own, with
