@@ -78,6 +78,11 @@ func TestLayersConfigErrors(t *testing.T) {
 			t.Errorf("%q: got %v, want %q", c.body, err, c.want)
 		}
 	}
+	// A list too large for the memory limit is refused when loaded.
+	huge := model("    - type: dense\n      units: 16777216\n    - type: dense\n    - type: xent\n")
+	if _, _, err := Load([]byte(huge), "c.yaml"); err == nil || !strings.Contains(err.Error(), "c.yaml:8: model.layers: the run needs an estimated") || !strings.Contains(err.Error(), "1.334e+10 model parameters") {
+		t.Errorf("huge list: %v", err)
+	}
 	// A kind other than layers does not read layers.
 	y := set(t, "model:\n  kind: logreg\n", "model:\n  kind: mlp\n  layers:\n"+ok)
 	if _, _, err := Load([]byte(y), "c.yaml"); err == nil || !strings.Contains(err.Error(), "c.yaml:9: model.layers: only model kind layers uses it") {

@@ -143,8 +143,8 @@ func estimateLayers(s Spec, dim, classes float64) Estimate {
 		return e
 	}
 	sp.batch = 1
-	c, err := sp.plan()
-	if err != nil {
+	c := &net{} // planned without plan's bound, which the memory estimate reports
+	if _, err := sp.pass(c, nil); err != nil {
 		return e
 	}
 	e.Params = c.paramsF
