@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"dpfl/results"
+
+	"gopkg.in/yaml.v3"
 )
 
 // TestLayersExample trains the example layer-list configuration
@@ -107,5 +110,31 @@ func TestLayersConfigErrors(t *testing.T) {
 		if errors.Is(err, context.Canceled) {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestLayersConfigYAML: the config.yaml a run writes (the configuration
+// marshaled) has no layers key for the other kinds, so theirs are byte for
+// byte what they were before the key existed; a layer list is written with
+// only its set keys and reads back as the same configuration (run ID).
+func TestLayersConfigYAML(t *testing.T) {
+	cfg, _, err := Load([]byte(validYAML), "c.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := yaml.Marshal(cfg)
+	if err != nil || bytes.Contains(b, []byte("layers")) {
+		t.Fatalf("logreg config.yaml (%v):\n%s", err, b)
+	}
+	cfg, _, err = LoadFile("layers-cnn.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = yaml.Marshal(cfg); err != nil || bytes.Contains(b, []byte("units: 0")) || !bytes.Contains(b, []byte("kind: layers")) {
+		t.Fatalf("layers config.yaml (%v):\n%s", err, b)
+	}
+	var back Config
+	if _, err := Decode(b, "config.yaml", &back); err != nil || RunID(&back, nil) != RunID(cfg, nil) {
+		t.Fatalf("read back (%v): run ID %s, was %s", err, RunID(&back, nil), RunID(cfg, nil))
 	}
 }

@@ -11,20 +11,21 @@ import (
 
 // Layer is one entry of a model's layer list (the model section's key
 // layers, kind layers): its type and the keys that type reads (layerTypes
-// lists which). A key the type does not read must be unset.
+// lists which). A key the type does not read must be unset; unset keys are
+// left out when a run writes its config.yaml.
 type Layer struct {
 	Type    string  `yaml:"type"`
-	Units   int     `yaml:"units"`   // dense: output width (unset: the number of classes, or the vocabulary)
-	Filters int     `yaml:"filters"` // conv2d: output channels
-	Kernel  int     `yaml:"kernel"`  // conv2d: side of the square kernel; pools: window side (default 2)
-	Stride  int     `yaml:"stride"`  // conv2d: default 1; pools: default the kernel
-	Padding int     `yaml:"padding"` // conv2d: zero rows and columns added on every side
-	Rate    float64 `yaml:"rate"`    // dropout: probability of dropping a unit
-	Dim     int     `yaml:"dim"`     // embedding: vector width
-	Hidden  int     `yaml:"hidden"`  // lstm: recurrent width
-	Groups  int     `yaml:"groups"`  // group-norm: channel groups
-	Heads   int     `yaml:"heads"`   // attention: heads (dividing the width)
-	Layers  []Layer `yaml:"layers"`  // residual: the layers whose output is added to their input
+	Units   int     `yaml:"units,omitempty"`   // dense: output width (unset: the number of classes, or the vocabulary)
+	Filters int     `yaml:"filters,omitempty"` // conv2d: output channels
+	Kernel  int     `yaml:"kernel,omitempty"`  // conv2d: side of the square kernel; pools: window side (default 2)
+	Stride  int     `yaml:"stride,omitempty"`  // conv2d: default 1; pools: default the kernel
+	Padding int     `yaml:"padding,omitempty"` // conv2d: zero rows and columns added on every side
+	Rate    float64 `yaml:"rate,omitempty"`    // dropout: probability of dropping a unit
+	Dim     int     `yaml:"dim,omitempty"`     // embedding: vector width
+	Hidden  int     `yaml:"hidden,omitempty"`  // lstm: recurrent width
+	Groups  int     `yaml:"groups,omitempty"`  // group-norm: channel groups
+	Heads   int     `yaml:"heads,omitempty"`   // attention: heads (dividing the width)
+	Layers  []Layer `yaml:"layers,omitempty"`  // residual: the layers whose output is added to their input
 	// Names overrides the names of the layer's tensors, in the layer's
 	// parameter order (the presets keep their historical names); not a
 	// configuration key.

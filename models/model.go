@@ -59,8 +59,9 @@ type Spec struct {
 	Embed    int    `yaml:"embed"`  // token embedding width (lstm; 0 means 32)
 	Proj     int    `yaml:"proj"`   // projection width before the output layer (lstm; 0 means Embed)
 	// Layers is the layer list of kind layers (see Layer), its last layer
-	// a head.
-	Layers []Layer `yaml:"layers"`
+	// a head. Omitted when empty, so the config.yaml of a run of another
+	// kind is what it was before the key existed.
+	Layers []Layer `yaml:"layers,omitempty"`
 }
 
 // Kind is one model kind: its name, whether it models text, the Spec keys
