@@ -63,7 +63,8 @@ type DataConfig = datasets.Config
 
 // ModelConfig chooses the model: kind (see models.Kinds: logreg, mlp, cnn,
 // cnn-large classify mnist images; lstm predicts the next word of the text
-// datasets) and its sizes (hidden, embed, proj; see models.Spec).
+// datasets; layers is the list of layers given as layers) and its sizes
+// (hidden, embed, proj; see models.Spec and models.Layer).
 type ModelConfig = models.Spec
 
 // ClientConfig is local training on each selected client.

@@ -401,10 +401,10 @@ func (c *Config) validateModel(add addFunc, oneOf oneOfFunc) {
 	text, images := true, false
 	switch {
 	case k == nil, c.Data.DataTells(): // the data is checked once read
-	case k.Text && !c.Data.Text():
+	case m.Text() && !c.Data.Text():
 		add("model.kind", "%s predicts the next word of text: it needs dataset %s, not %s (use %s)",
 			m.Kind, commaOr(textDatasets()), c.Data.Dataset, commaOr(models.KindNames(&images)))
-	case !k.Text && c.Data.Text():
+	case !m.Text() && c.Data.Text():
 		add("model.kind", "%s classifies images, but dataset %s is next-word text: use %s", m.Kind, c.Data.Dataset, commaOr(models.KindNames(&text)))
 	}
 }
