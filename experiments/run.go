@@ -655,7 +655,9 @@ func (p *Plan) RoundsLine() string {
 	st, pc := p.Stats, p.Config.Participation
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d rounds, mean cohort %.1f", p.Config.Rounds, st.MeanCohort)
-	if pc.Kind.Sampled() {
+	if pc.Kind.Pattern().RandomGroups {
+		b.WriteString(" (whole random bins)")
+	} else if pc.Kind.Sampled() {
 		b.WriteString(" (Poisson-sampled)")
 	} else {
 		fmt.Fprintf(&b, " of %d (fill %.3f", pc.Cohort, st.MeanFill)
@@ -685,6 +687,8 @@ func (p *Plan) describeParticipation() string {
 func (p ParticipationConfig) describe(clients int) string {
 	var s string
 	switch pt := p.Kind.Pattern(); {
+	case pt.RandomGroups:
+		s = fmt.Sprintf("%s b=%d over %d clients", p.Kind, p.B, clients)
 	case pt.SampledTurns():
 		s = fmt.Sprintf("%s b=%d q=%g over %d clients", p.Kind, p.B, p.Q, clients)
 	case pt.Sampled():
