@@ -40,7 +40,9 @@ func (ballsInBins) Check(s Schema, numClients, rounds, _ int) error {
 
 // Pattern: groups taking turns, every member of the group in its turn
 // (sampling 1), the groups drawn independently for each client.
-func (ballsInBins) Pattern(s Schema) Pattern { return Pattern{Groups: s.B, Sampling: 1, RandomGroups: true} }
+func (ballsInBins) Pattern(s Schema) Pattern {
+	return Pattern{Groups: s.B, Sampling: 1, RandomGroups: true}
+}
 
 // Audit checks that every round trains exactly the clients of its bin.
 func (sc ballsInBins) Audit(s Schema, sched *Schedule) error {
