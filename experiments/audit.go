@@ -64,6 +64,11 @@ import (
 // stream ("audit-bootstrap", m)); the paper's fit with separate deviations
 // is recorded too (epsilon_separate_variances). Both threat models are
 // estimated in every audited run; audit.observe picks the headline one.
+// Beside each estimate, the one-run lower bound of Steinke, Nasr and
+// Jagielski (2023) from the same statistics (privacy.EpsilonOneRun, at 95%
+// confidence and the run's delta: canaries scoring at least a threshold
+// are guessed inserted): unlike the estimate it is a statistical
+// guarantee, below the reported epsilon of a correctly accounted run.
 
 // AuditObserves are the values of audit.observe.
 var AuditObserves = []string{"final", "rounds"}
