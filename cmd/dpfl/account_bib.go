@@ -20,6 +20,16 @@ const (
 	maxBIBSamples = 10_000_000
 )
 
+// maxBIBWork bounds the arithmetic of one Monte Carlo account (bibWork),
+// so that no flag combination runs for long.
+const maxBIBWork = 2e10
+
+// bibWork is about the operations of drawing samples losses of each side
+// with b bins (the triangular b×b product of each sample).
+func bibWork(samples, bins int) float64 {
+	return 2 * float64(samples) * (float64(bins)*float64(bins)/2 + 3*float64(bins))
+}
+
 // bibFlags are the calculator's balls-in-bins flags.
 type bibFlags struct {
 	bins       int
@@ -43,6 +53,8 @@ func (r *calcRequest) checkBIB(set map[string]bool) string {
 		return fmt.Sprintf("-mechanism balls-in-bins needs -bins >= 1, got %d", b.bins)
 	case r.steps < b.bins:
 		return fmt.Sprintf("-rounds %d is fewer than -bins %d: some bins would never train", r.steps, b.bins)
+	case float64(b.bins)*float64(r.steps) > 5e7:
+		return fmt.Sprintf("-bins %d over -rounds %d keeps %.2g numbers (a mode of the mechanism per bin), above the limit of 5e7", b.bins, r.steps, float64(b.bins)*float64(r.steps))
 	case !(b.confidence > 0 && b.confidence < 1):
 		return fmt.Sprintf("-confidence must be in (0, 1), got %g", b.confidence)
 	}
@@ -69,6 +81,9 @@ func (r *calcRequest) checkBIB(set map[string]bool) string {
 	}
 	if b.samples < 1 || b.samples > maxBIBSamples {
 		return fmt.Sprintf("-samples must be in [1, %d], got %d", maxBIBSamples, b.samples)
+	}
+	if work := bibWork(b.samples, b.bins); work > maxBIBWork {
+		return fmt.Sprintf("-bins %d with -samples %d is about %.2g operations (b² per sample), above the limit of %.0g: use fewer bins or samples", b.bins, b.samples, work, maxBIBWork)
 	}
 	if need := logInv / r.delta; float64(b.samples) <= need {
 		return fmt.Sprintf("-samples %d cannot certify -delta %g at -confidence %g (need more than log(2/(1-confidence))/delta = %.3g)", b.samples, r.delta, b.confidence, need)

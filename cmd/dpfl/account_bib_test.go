@@ -65,6 +65,7 @@ func TestAccountBIBRefuses(t *testing.T) {
 		{[]string{"-bins", "8", "-rounds", "4", "-sigma", "1", "-delta", "1e-3"}, "fewer than -bins"},
 		{[]string{"-bins", "2", "-rounds", "4", "-sigma", "1", "-delta", "1e-5", "-samples", "1000"}, "cannot certify"},
 		{[]string{"-sigma", "1", "-delta", "1e-3", "-samples", "1000"}, "applies to -mechanism balls-in-bins only"},
+		{[]string{"-bins", "2000", "-rounds", "2000", "-sigma", "1", "-delta", "1e-3"}, "above the limit"},
 	} {
 		code, _, errs := runAccount(t, c.args...)
 		if code != exitUsage || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {

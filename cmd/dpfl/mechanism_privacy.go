@@ -202,6 +202,10 @@ func bibRow(ctx context.Context, mech string, s strategy.Strategy, perStd float6
 	// The search draws twice the fewest samples that can certify δ; the
 	// certificate, ten times.
 	need := math.Log(2/(1-bibMC.Confidence)) / pr.Delta
+	if work := bibWork(int(min(maxBIBSamples, max(minBIBSamples, math.Ceil(10*need)))), p.B); 6*work > maxBIBWork {
+		r.how = fmt.Sprintf("not accounted: Monte Carlo with %d bins is too long here (b² operations per sample); see dpfl account -bins", p.B)
+		return r
+	}
 	eps := func(sigma float64, seed uint64, times float64) (privacy.Guarantee, error) {
 		mc := bibMC
 		mc.Samples = int(min(maxBIBSamples, max(minBIBSamples, math.Ceil(times*need))))
