@@ -353,6 +353,9 @@ func (p *Plan) calibrate(ctx context.Context) error {
 		return err
 	}
 	a.mech, a.Amplified, a.WholeRun = m, m.Amplified(), m.WholeRun()
+	if m.Sampling != nil && m.Sampling.Bins {
+		a.Amplified = false // balls-in-bins: every turn of a bin, composed unamplified (q = 1)
+	}
 	a.Sensitivity, a.Denominator = m.Sensitivity.Value, m.Denominator
 	a.Private = cfg.Private()
 	if !a.Private {

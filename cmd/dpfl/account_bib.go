@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"dpfl/aggregators/strategy"
+	"dpfl/experiments"
+	"dpfl/participation"
 	"dpfl/privacy"
 	"dpfl/sim/rng"
 )
@@ -174,4 +177,36 @@ func (r *calcRequest) checkBIBRequest(set map[string]bool) string {
 		return "give -steps or -rounds, not both"
 	}
 	return r.checkBIB(set)
+}
+
+// configBIB is the amplified Monte Carlo guarantee of a run configured with
+// participation balls-in-bins, at the run's noise (the run itself reports
+// the unamplified one): C is the run's strategy factor, the noise std per
+// round its sigma·sensitivity in units of the clip norm. ok is false for
+// other participation kinds.
+func configBIB(plan *experiments.Plan, cfg *experiments.Config, out privacy.Report) (g privacy.Guarantee, samples int, ok bool, err error) {
+	pc := cfg.Participation
+	if pc.Kind != participation.BallsInBins || !plan.Privacy.Private || out.Clip <= 0 {
+		return g, 0, false, nil
+	}
+	s := plan.Mechanism.Strategy
+	f, err := s.Factor()
+	if err != nil {
+		return g, 0, true, err
+	}
+	n, bands := s.N(), s.N()
+	if bd, isB := s.(strategy.Banded); isB && bd.Bands() > 0 {
+		bands = bd.Bands()
+	}
+	if ind, isI := s.(strategy.Independent); isI && ind.Independent() {
+		bands = 1
+	}
+	need := math.Log(2/(1-0.99)) / cfg.Privacy.Delta
+	samples = int(min(maxBIBSamples, max(minBIBSamples, math.Ceil(10*need))))
+	if w := bibWork(samples, pc.B); w > maxBIBWork {
+		return g, samples, true, fmt.Errorf("Monte Carlo with %d bins and %d samples is about %.2g operations, above the limit of %.0g (dpfl account -mechanism balls-in-bins -samples sets fewer)", pc.B, samples, w, maxBIBWork)
+	}
+	m := privacy.BallsInBins{Bins: pc.B, Rounds: n, NoiseMultiplier: out.NoiseStd / out.Clip, Entry: f.At, Bands: bands}
+	g, err = privacy.BallsInBinsEpsilon(m, cfg.Privacy.Delta, privacy.MonteCarlo{Samples: samples, Confidence: 0.99}, rng.New(1).Stream("account/balls-in-bins"))
+	return g, samples, true, err
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,5 +74,38 @@ func TestAccountBIBRefuses(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q, want one line with %q", c.args, code, errs, c.want)
 		}
+	}
+}
+
+// TestAccountConfigBIB: dpfl account on a balls-in-bins config reports the
+// run's unamplified guarantee and, beside it, the amplified Monte Carlo
+// one at the run's noise: the calculator's answer for the same bins,
+// rounds and sigma (C = I for DP-FedAvg; same samples and seed).
+func TestAccountConfigBIB(t *testing.T) {
+	b, err := os.ReadFile("../../experiments/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.NewReplacer("  kind: uniform", "  kind: balls-in-bins", "  cohort: 1000 ", "  b: 4 #", "rounds: 60", "rounds: 12",
+		"delta: 1.0e-5", "delta: 1.0e-4", "accountant: exact ", "accountant: rdp #").Replace(string(b))
+	path := filepath.Join(t.TempDir(), "bib.yaml")
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runAccount(t, "-json", path)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); code != exitOK || err != nil {
+		t.Fatalf("exit %d (%v): %s", code, err, errs)
+	}
+	if m["amplified"] != false {
+		t.Errorf("the run's own account is marked amplified: %v", m["amplified"])
+	}
+	got, _ := m["balls_in_bins_guarantee"].(string)
+	calc := accountJSON(t, "-bins", "4", "-rounds", "12", "-sigma", strconv.FormatFloat(m["noise_std"].(float64), 'g', -1, 64), "-delta", "1e-4")
+	if !strings.HasPrefix(got, calc["guarantee"].(string)+" (amplified by the random bins") || !strings.Contains(m["guarantee"].(string), "rdp-cks") {
+		t.Errorf("config: run %q, amplified %q; calculator %q", m["guarantee"], got, calc["guarantee"])
+	}
+	if !(calc["epsilon"].(float64) < m["epsilon"].(float64)) {
+		t.Errorf("amplified ε %v not below the run's %v", calc["epsilon"], m["epsilon"])
 	}
 }
