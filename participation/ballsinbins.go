@@ -8,7 +8,8 @@ import "fmt"
 // every client is assigned, independently and uniformly at random, to one of
 // B bins, and round t trains every client of bin t mod B (valid only when
 // every client is always available). Schema.B is the number of bins; there is
-// no cohort and no q.
+// no cohort and no q. The bin is drawn once for the whole run, not again
+// every epoch of b rounds: the amplified accounting is proved for that.
 const BallsInBins Kind = "balls-in-bins"
 
 // Balls-in-bins. Guarantee: a client's participations are exactly the rounds

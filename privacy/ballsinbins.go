@@ -42,6 +42,20 @@ import (
 // the target, is at least the true ε (at that δ) with probability at least
 // 1 − α, the stated confidence. It is labelled with the method and the
 // confidence, for it is not a deterministic bound.
+//
+// Why Monte Carlo and not the provable MMCC bound of Choquette-Choo,
+// Ganesh, Steinke and Thakurta (2024, "Privacy Amplification for Matrix
+// Mechanisms", ICLR 2024): the Monte Carlo account is the one those
+// authors' later work and jax_privacy give for balls-in-bins with banded
+// matrix mechanisms, its pair is exact for the schedule (MMCC's
+// conditional composition is an upper bound that is loose for small
+// epsilon and needs a PLD per round), and the only price, a probability
+// of failure, is stated on every epsilon it prints.
+//
+// The bin is drawn once per record for the whole run (the schedule of
+// jax_privacy's BallsInBinsSampling and of the dominating pair above); a
+// schedule that re-draws the bins every epoch is a different mechanism,
+// whose pair for more than one band is not this one.
 
 // MethodMonteCarlo labels an epsilon estimated by Monte Carlo with a
 // one-sided confidence bound (see BallsInBinsEpsilon).
