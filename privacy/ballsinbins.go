@@ -48,9 +48,9 @@ import (
 // Mechanisms", ICLR 2024): the Monte Carlo account is the one those
 // authors' later work and jax_privacy give for balls-in-bins with banded
 // matrix mechanisms, its pair is exact for the schedule (MMCC's
-// conditional composition is an upper bound that is loose for small
-// epsilon and needs a PLD per round), and the only price, a probability
-// of failure, is stated on every epsilon it prints.
+// conditional composition is a looser upper bound, which is what the
+// later work set out to tighten), and the only price, a probability of
+// failure, is stated on every epsilon it prints.
 //
 // The bin is drawn once per record for the whole run (the schedule of
 // jax_privacy's BallsInBinsSampling and of the dominating pair above); a
