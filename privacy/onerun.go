@@ -128,17 +128,18 @@ type OneRun struct {
 	// Thresholds the significance is divided among (Bonferroni).
 	Thresholds int `json:"thresholds"`
 	// The guess set of the bound: canaries scored at least Threshold are
-	// guessed inserted (Guesses), Correct of them rightly.
-	Threshold float64 `json:"threshold"`
-	Guesses   int     `json:"guesses"`
-	Correct   int     `json:"correct"`
+	// guessed inserted (Guesses), Correct of them rightly (no threshold
+	// when no guess set gives a bound above 0).
+	Threshold *float64 `json:"threshold,omitempty"`
+	Guesses   int      `json:"guesses"`
+	Correct   int      `json:"correct"`
 }
 
 // EpsilonOneRun is the one-run lower bound on epsilon at the given
 // confidence from the scores of the inserted (in) and held-out (out)
 // canaries, higher scores meaning "inserted".
 func EpsilonOneRun(in, out []float64, confidence, delta float64) (OneRun, error) {
-	r := OneRun{Confidence: confidence, Delta: delta, Canaries: len(in) + len(out), Threshold: math.Inf(1)}
+	r := OneRun{Confidence: confidence, Delta: delta, Canaries: len(in) + len(out)}
 	switch {
 	case len(in)+len(out) == 0:
 		return r, errors.New("privacy: a one-run audit needs canaries")
@@ -148,8 +149,8 @@ func EpsilonOneRun(in, out []float64, confidence, delta float64) (OneRun, error)
 		return r, errors.New("privacy: a one-run audit needs delta in [0, 1]")
 	}
 	for _, s := range slices.Concat(in, out) {
-		if math.IsNaN(s) {
-			return r, errors.New("privacy: a one-run audit's scores must not be NaN")
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			return r, errors.New("privacy: a one-run audit's scores must be finite")
 		}
 	}
 	thr, fn, tn := hullThresholds(in, out)
@@ -179,7 +180,10 @@ func EpsilonOneRun(in, out []float64, confidence, delta float64) (OneRun, error)
 			continue
 		}
 		if e := epsilonOneRunCounts(lf, r.Epsilon, r.Canaries, tp+fp, tp, sig, delta); e > r.Epsilon {
-			r.Epsilon, r.Threshold, r.Guesses, r.Correct = e, t, tp+fp, tp
+			r.Epsilon, r.Guesses, r.Correct = e, tp+fp, tp
+			if !math.IsInf(t, 1) {
+				r.Threshold = &t
+			}
 		}
 	}
 	return r, nil

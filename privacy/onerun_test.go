@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -96,8 +97,12 @@ func TestEpsilonOneRunControls(t *testing.T) {
 		}
 		prev = r.Epsilon
 	}
-	if r, _ := EpsilonOneRun(deterministicNormal(0, 1000), deterministicNormal(0, 1000), 0.95, 1e-5); r.Epsilon > 0 {
-		t.Errorf("identical score distributions: bound %g, want 0", r.Epsilon)
+	r0, _ := EpsilonOneRun(deterministicNormal(0, 1000), deterministicNormal(0, 1000), 0.95, 1e-5)
+	if r0.Epsilon > 0 || r0.Threshold != nil {
+		t.Errorf("identical score distributions: bound %g (threshold %v), want 0 and none", r0.Epsilon, r0.Threshold)
+	}
+	if _, err := json.Marshal(r0); err != nil {
+		t.Errorf("a bound of 0 does not encode: %v", err)
 	}
 	const mu, delta = 1.0, 1e-5
 	truth := gaussianEpsilon(t, mu, delta)
