@@ -284,7 +284,11 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 	pt := p.Kind.Pattern()
 	switch {
 	case pt.Sampled():
-		if !(p.Q > 0 && p.Q <= 1) {
+		if p.Kind == participation.BallsInBins {
+			if p.Q != 0 {
+				add("participation.q", "balls-in-bins has no q: every client of a bin takes part in each of its turns")
+			}
+		} else if !(p.Q > 0 && p.Q <= 1) {
 			add("participation.q", "%v must be in (0, 1] (the inclusion probability)", p.Q)
 		}
 		if p.Cohort != 0 {
