@@ -79,6 +79,9 @@ type Sampling struct {
 	// a client may take part only in its group's rounds, one chance every
 	// Groups rounds); 0 for Poisson sampling of every client in every round.
 	Groups int
+	// Bins: the groups are balls-in-bins' independent random bins (Q = 1:
+	// the run's account composes the turns unamplified).
+	Bins bool
 }
 
 // chances is the number of chances a client has in rounds 0..t-1.
@@ -108,7 +111,7 @@ func (s *Sampling) chances(t int) int {
 func NewMechanism(s strategy.Strategy, declared participation.Schema, sched *participation.Schedule, st participation.Stats) (*Mechanism, error) {
 	m := &Mechanism{Strategy: s, Denominator: float64(sched.Cohort)}
 	if pt := declared.Pattern(); pt.Sampled() {
-		m.Sampling = &Sampling{Q: pt.Sampling, Groups: pt.Groups}
+		m.Sampling = &Sampling{Q: pt.Sampling, Groups: pt.Groups, Bins: pt.RandomGroups}
 		m.Denominator = pt.Sampling * float64(sched.NumClients)
 		if pt.Groups > 0 {
 			m.Denominator /= float64(pt.Groups)
@@ -269,6 +272,8 @@ func (m *Mechanism) SensitivityFor() string {
 	switch {
 	case m.WOR != nil:
 		return fmt.Sprintf("for one round's cohort of %d drawn without replacement from %d clients (replace-one: 2 × clip, amplified)", m.WOR.Cohort, m.WOR.Population)
+	case m.Sampling != nil && m.Sampling.Bins:
+		return fmt.Sprintf("for one participation, in each turn of its bin (balls-in-bins, %d bins; turns composed unamplified)", m.Sampling.Groups)
 	case m.Sampling != nil && m.Sampling.Groups > 0:
 		return fmt.Sprintf("for one participation, each of the %d groups Poisson-sampled with q = %g in its rounds (amplified)", m.Sampling.Groups, m.Sampling.Q)
 	case m.Sampling != nil:

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dpfl/results"
 )
 
 // auditRun is a short audited run on real MNIST: 500 clients and 500
@@ -98,6 +100,15 @@ func TestAuditNoNoise(t *testing.T) {
 	if s := out.Summary.Audit; s == nil || s.ThreatModel != ThreatRounds || s.EveryRound.Epsilon != a.Epsilon || s.FinalModel.Epsilon != a.Estimates[1].Epsilon {
 		t.Errorf("summary.json audit %+v, audit.json epsilon %v", s, a.Epsilon)
 	}
+	// The one-run lower bound of a non-private run: 250 of 250 guesses
+	// right bound ε from below by about 4 (at 95%, δ = 1e-5; more canaries
+	// would raise it, see privacy.TestEpsilonOneRunControls).
+	o := e.OneRun
+	t.Logf("no noise, every round: one-run lower bound %.3f (%d of %d guesses right, %d thresholds)", o.Epsilon, o.Correct, o.Guesses, o.Thresholds)
+	if !(o.Epsilon > 3) || o.Canaries != 500 || o.Confidence != 0.95 || a.OneRunLowerBound != results.Float(o.Epsilon) ||
+		out.Summary.Audit.EveryRound.OneRun != results.Float(o.Epsilon) {
+		t.Errorf("no noise: one-run bound %+v (record %v, summary %+v), want above 3", o, a.OneRunLowerBound, out.Summary.Audit)
+	}
 }
 
 // TestAuditCalibrated is the false-alarm check: with the noise calibrated
@@ -128,6 +139,12 @@ func TestAuditCalibrated(t *testing.T) {
 				t.Errorf("audit.json reports %v by %q, summary %v by %q", a.ReportedEpsilon, a.Accountant, rep, out.Summary.EpsilonMethod)
 			}
 			for _, e := range a.Estimates {
+				// The one-run bound is a lower bound at 95%: an honest run's
+				// lies below its reported epsilon.
+				t.Logf("  %s: one-run lower bound %.3f", e.ThreatModel, e.OneRun.Epsilon)
+				if e.OneRun.Epsilon > rep {
+					t.Errorf("%s seed %d: %s one-run lower bound %.3f above the reported epsilon %.3f", aggName(agg), seed, e.ThreatModel, e.OneRun.Epsilon, rep)
+				}
 				if float64(e.Low) > rep {
 					t.Errorf("%s seed %d: false alarm: %s estimate %.3f [%.3f, %.3f] above the reported epsilon %.3f",
 						aggName(agg), seed, e.ThreatModel, e.Epsilon, e.Low, e.High, rep)

@@ -63,7 +63,8 @@ type DataConfig = datasets.Config
 
 // ModelConfig chooses the model: kind (see models.Kinds: logreg, mlp, cnn,
 // cnn-large classify mnist images; lstm predicts the next word of the text
-// datasets) and its sizes (hidden, embed, proj; see models.Spec).
+// datasets; layers is the list of layers given as layers) and its sizes
+// (hidden, embed, proj; see models.Spec and models.Layer).
 type ModelConfig = models.Spec
 
 // ClientConfig is local training on each selected client.
@@ -88,11 +89,15 @@ type ParticipationConfig struct {
 	// includes each client of group t mod b independently with probability
 	// q; accounted as ⌈rounds/b⌉ compositions of a Poisson-sampled Gaussian;
 	// needs availability always and aggregator dpfedavg or bandmf with at
-	// most b bands, default b).
+	// most b bands, default b) or balls-in-bins (every client in a bin
+	// drawn uniformly at random, b bins, round t trains all of bin t mod b;
+	// no q, no cohort; needs availability always; a run composes the turns
+	// unamplified, dpfl account -mechanism balls-in-bins gives the
+	// amplified Monte Carlo epsilon).
 	Kind         participation.Kind `yaml:"kind"`
 	Cohort       int                `yaml:"cohort"`    // clients per round, also the fixed denominator (poisson: q × clients; kb-poisson: q × clients / b)
 	K            int                `yaml:"k"`         // kb, minsep: most participations per client
-	B            int                `yaml:"b"`         // kb, kb-poisson: number of groups; minsep: least separation in rounds
+	B            int                `yaml:"b"`         // kb, kb-poisson: number of groups; balls-in-bins: bins; minsep: least separation in rounds
 	Q            float64            `yaml:"q"`         // poisson, kb-poisson: inclusion probability
 	MaxWaits     int                `yaml:"max_waits"` // clock steps a round waits for more eligible clients before going short (at most participation.MaxWaits)
 	Clock        ClockConfig        `yaml:"clock"`

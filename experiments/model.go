@@ -22,6 +22,10 @@ import (
 // data's inputs.
 func modelTensors(cfg *Config, dim, classes int) ([]models.Tensor, error) {
 	m, err := cfg.Model.Build(dim, classes, 1)
+	var le *models.LayerError
+	if errors.As(err, &le) { // a layer that does not fit the data
+		return nil, fmt.Errorf("experiments: model.%v (the data: %d inputs, %d classes)", le, dim, classes)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -207,7 +207,7 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 		}
 		out.Audit = &results.AuditSummary{ThreatModel: rec.ThreatModel}
 		for _, e := range rec.Estimates {
-			iv := results.AuditInterval{Epsilon: e.Epsilon, Low: e.Low, High: e.High}
+			iv := results.AuditInterval{Epsilon: e.Epsilon, Low: e.Low, High: e.High, OneRun: results.Float(e.OneRun.Epsilon)}
 			if e.ThreatModel == ThreatFinal {
 				out.Audit.FinalModel = iv
 			} else {

@@ -109,8 +109,8 @@ func (c *Config) MemoryEstimate() Memory {
 	pc := c.Participation
 	rounds := pos(c.Rounds)
 	cohort := pos(pc.Cohort)
-	if pt := pc.Kind.Pattern(); pt.SampledTurns() {
-		cohort = math.Max(0, pc.Q) * clients / math.Max(1, pos(pc.B))
+	if pt := pc.schema().Pattern(); pt.SampledTurns() {
+		cohort = math.Max(0, pt.Sampling) * clients / math.Max(1, pos(pc.B))
 	} else if pt.Sampled() {
 		cohort = math.Max(0, pc.Q) * clients
 	}

@@ -353,6 +353,9 @@ func (p *Plan) calibrate(ctx context.Context) error {
 		return err
 	}
 	a.mech, a.Amplified, a.WholeRun = m, m.Amplified(), m.WholeRun()
+	if m.Sampling != nil && m.Sampling.Bins {
+		a.Amplified = false // balls-in-bins: every turn of a bin, composed unamplified (q = 1)
+	}
 	a.Sensitivity, a.Denominator = m.Sensitivity.Value, m.Denominator
 	a.Private = cfg.Private()
 	if !a.Private {
@@ -659,7 +662,9 @@ func (p *Plan) RoundsLine() string {
 	st, pc := p.Stats, p.Config.Participation
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d rounds, mean cohort %.1f", p.Config.Rounds, st.MeanCohort)
-	if pc.Kind.Sampled() {
+	if pc.Kind.Pattern().RandomGroups {
+		b.WriteString(" (whole random bins)")
+	} else if pc.Kind.Sampled() {
 		b.WriteString(" (Poisson-sampled)")
 	} else {
 		fmt.Fprintf(&b, " of %d (fill %.3f", pc.Cohort, st.MeanFill)
@@ -689,6 +694,8 @@ func (p *Plan) describeParticipation() string {
 func (p ParticipationConfig) describe(clients int) string {
 	var s string
 	switch pt := p.Kind.Pattern(); {
+	case pt.RandomGroups:
+		s = fmt.Sprintf("%s b=%d over %d clients", p.Kind, p.B, clients)
 	case pt.SampledTurns():
 		s = fmt.Sprintf("%s b=%d q=%g over %d clients", p.Kind, p.B, p.Q, clients)
 	case pt.Sampled():

@@ -284,7 +284,11 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 	pt := p.Kind.Pattern()
 	switch {
 	case pt.Sampled():
-		if !(p.Q > 0 && p.Q <= 1) {
+		if p.Kind == participation.BallsInBins {
+			if p.Q != 0 {
+				add("participation.q", "balls-in-bins has no q: every client of a bin takes part in each of its turns")
+			}
+		} else if !(p.Q > 0 && p.Q <= 1) {
 			add("participation.q", "%v must be in (0, 1] (the inclusion probability)", p.Q)
 		}
 		if p.Cohort != 0 {
@@ -401,10 +405,10 @@ func (c *Config) validateModel(add addFunc, oneOf oneOfFunc) {
 	text, images := true, false
 	switch {
 	case k == nil, c.Data.DataTells(): // the data is checked once read
-	case k.Text && !c.Data.Text():
+	case m.Text() && !c.Data.Text():
 		add("model.kind", "%s predicts the next word of text: it needs dataset %s, not %s (use %s)",
 			m.Kind, commaOr(textDatasets()), c.Data.Dataset, commaOr(models.KindNames(&images)))
-	case !k.Text && c.Data.Text():
+	case !m.Text() && c.Data.Text():
 		add("model.kind", "%s classifies images, but dataset %s is next-word text: use %s", m.Kind, c.Data.Dataset, commaOr(models.KindNames(&text)))
 	}
 }

@@ -27,16 +27,19 @@ type benchModel struct {
 	dim     int
 	classes int
 	data    func(n int, r *rand.Rand) *datasets.Dataset
+	hand    bool // the kind's hand-built network instead of its preset (the comparison)
 }
 
 func benchModels() []benchModel {
 	img := func(n int, r *rand.Rand) *datasets.Dataset { return images(28, 62)(n, r) }
 	return []benchModel{
-		{"logreg", Spec{Kind: LogReg}, 784, 62, img},
-		{"mlp", Spec{Kind: MLP, Hidden: []int{200, 200}}, 784, 62, img},
-		{"cnn", Spec{Kind: CNN}, 784, 62, img},
-		{"cnn-large", Spec{Kind: CNNLarge}, 784, 62, img},
-		{"lstm", Spec{Kind: LSTM}, 20, 1004, sequences(20, 1000)},
+		{"logreg", Spec{Kind: LogReg}, 784, 62, img, false},
+		{"mlp", Spec{Kind: MLP, Hidden: []int{200, 200}}, 784, 62, img, false},
+		{"cnn", Spec{Kind: CNN}, 784, 62, img, false},
+		{"cnn-large", Spec{Kind: CNNLarge}, 784, 62, img, false},
+		{"lstm", Spec{Kind: LSTM}, 20, 1004, sequences(20, 1000), false},
+		{"cnn-hand", Spec{Kind: CNN}, 784, 62, img, true},
+		{"lstm-hand", Spec{Kind: LSTM}, 20, 1004, sequences(20, 1000), true},
 	}
 }
 
@@ -65,6 +68,9 @@ func benchLocalSGD(b *testing.B, bm benchModel, batch, workers int) {
 		m, err := bm.spec.Build(bm.dim, bm.classes, batch)
 		if err != nil {
 			b.Fatal(err)
+		}
+		if bm.hand {
+			m = handBuilt(b, bm.spec, bm.dim, bm.classes, batch)
 		}
 		m.Init(r)
 		ws[w] = worker{m: m, bt: fill(d, batch, seq(0, batch)), grad: make([]float32, m.NumParams())}

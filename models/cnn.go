@@ -3,11 +3,6 @@ package models
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
-
-	"dpfl/datasets"
-
-	G "gorgonia.org/gorgonia"
 )
 
 // Convolutional model kinds. Inputs are square images of Spec.Channels
@@ -74,14 +69,6 @@ func newCNNGeom(large bool, dim, channels int) (cnnGeom, error) {
 	return g, nil
 }
 
-// convs returns the geometry of both convolutions for a batch size.
-func (g cnnGeom) convs(batch int) [2]convGeom {
-	c0 := g.conv[0]
-	first := newConvGeom(batch, g.ch, g.side, g.side, true, c0.out, c0.k, c0.stride, c0.pad)
-	c1 := g.conv[1]
-	return [2]convGeom{first, newConvGeom(batch, c0.out, first.oh, first.ow, false, c1.out, c1.k, c1.stride, c1.pad)}
-}
-
 // layout lists the parameters: conv filters [out, kh, kw, in] and biases
 // [out], then dense W [in, out] and b [out].
 func (g cnnGeom) layout(classes int) layout {
@@ -97,146 +84,6 @@ func (g cnnGeom) layout(classes int) layout {
 	l.add("W1", g.hidden, classes)
 	l.add("b1", classes)
 	return l
-}
-
-// cnn is a compiled CNN or CNNLarge.
-type cnn struct {
-	*graphModel
-	dropout
-	geom                cnnGeom
-	batch, dim, classes int
-	channels            int
-	x, y, w             []float32
-	sub                 *cnn            // evaluation graph for large batches (eval.go)
-	chunk               *datasets.Batch // its batch
-}
-
-var (
-	_ Model      = (*cnn)(nil)
-	_ Stochastic = (*cnn)(nil)
-)
-
-// newCNN builds the network for batches of the given rows, on params (fresh
-// parameters when nil).
-func newCNN(large bool, dim, channels, classes, batch int, params []float32) (*cnn, error) {
-	geom, err := newCNNGeom(large, dim, channels)
-	if err != nil {
-		return nil, err
-	}
-	gm := newGraphModel(geom.layout(classes), params)
-	m := &cnn{graphModel: gm, geom: geom, batch: batch, dim: dim, classes: classes, channels: channels}
-	var x, y, w *G.Node
-	x, m.x = gm.input("x", batch, dim)
-	y, m.y = gm.input("y", batch)
-	w, m.w = gm.input("w", batch)
-	p := gm.wrt
-	fail := func(what string, err error) (*cnn, error) {
-		return nil, fmt.Errorf("models: %s %s: %w", map[bool]string{false: CNN, true: CNNLarge}[large], what, err)
-	}
-	h := x
-	convs := geom.convs(batch)
-	for i, cg := range convs {
-		if h, err = conv2d(gm.mm, h, p[2*i], p[2*i+1], cg); err != nil {
-			return fail(fmt.Sprintf("conv %d", i), err)
-		}
-		if h, err = rectify(h); err != nil {
-			return fail(fmt.Sprintf("conv %d relu", i), err)
-		}
-	}
-	if large {
-		if h, err = maxPool2(h, batch, convs[1].oh, convs[1].ow, convs[1].out); err != nil {
-			return fail("max-pool", err)
-		}
-	}
-	if h.Shape()[1] != geom.flat {
-		return fail("flatten", fmt.Errorf("%d features, want %d", h.Shape()[1], geom.flat))
-	}
-	mask := func(width int, rate float64) error {
-		if !large {
-			return nil
-		}
-		n, t := gm.input(fmt.Sprintf("mask%d", len(m.masks)), batch, width)
-		m.masks, m.rates = append(m.masks, t), append(m.rates, rate)
-		h, err = applyMask(h, n)
-		return err
-	}
-	if err := mask(geom.flat, 0.25); err != nil {
-		return fail("dropout", err)
-	}
-	for i := 0; i < 2; i++ {
-		if h, err = denseLayer(gm.mm, h, p[4+2*i], p[5+2*i]); err != nil {
-			return fail(fmt.Sprintf("dense %d", i), err)
-		}
-		if i == 0 {
-			if h, err = rectify(h); err != nil {
-				return fail("dense relu", err)
-			}
-			if err := mask(geom.hidden, 0.5); err != nil {
-				return fail("dropout", err)
-			}
-		}
-	}
-	loss, err := softmaxXent(h, y, w)
-	if err != nil {
-		return fail("loss", err)
-	}
-	if err := gm.finish(loss, h); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-func (m *cnn) BatchSize() int { return m.batch }
-
-// Init draws conv filters and dense weights from Glorot's uniform
-// distribution (conv fans: in·kh·kw and out·kh·kw) and zeroes the biases.
-func (m *cnn) Init(r *rand.Rand) {
-	in := m.geom.ch
-	for i, c := range m.geom.conv {
-		m.glorot(r, 2*i, in*c.k*c.k, c.out*c.k*c.k)
-		clear(m.lay.view(m.params, 2*i+1))
-		in = c.out
-	}
-	m.glorot(r, 4, m.geom.flat, m.geom.hidden)
-	clear(m.lay.view(m.params, 5))
-	m.glorot(r, 6, m.geom.hidden, m.classes)
-	clear(m.lay.view(m.params, 7))
-}
-
-func (m *cnn) check(b *datasets.Batch) {
-	if b.Size != m.batch || b.Dim != m.dim {
-		panic(fmt.Sprintf("models: batch of %d x %d given to a model built for %d x %d", b.Size, b.Dim, m.batch, m.dim))
-	}
-}
-
-func (m *cnn) load(b *datasets.Batch) {
-	m.check(b)
-	copy(m.x, b.X)
-	copy(m.w, b.W)
-	labels(m.y, b.Y, m.classes)
-}
-
-func (m *cnn) Grad(grad []float32, b *datasets.Batch) (float64, error) {
-	m.load(b)
-	m.draw(b, m.params)
-	return m.grad(grad), nil
-}
-
-func (m *cnn) Eval(b *datasets.Batch) (Score, error) {
-	m.check(b)
-	if m.batch > evalRows {
-		if m.sub == nil {
-			sub, err := newCNN(m.geom.large, m.dim, m.channels, m.classes, evalRows, m.params)
-			if err != nil {
-				return Score{}, err
-			}
-			m.sub, m.chunk = sub, datasets.NewBatch(evalRows, m.dim)
-		}
-		return evalChunks(m.sub, m.chunk, b)
-	}
-	m.load(b)
-	m.off()
-	return scoreRows(m.logits(), b, m.classes), nil
 }
 
 // labels writes the class ids into y (as float32, exact below 2^24).
@@ -284,7 +131,11 @@ func cnnKindOf(name string, order int, large bool, floatsPerPixel float64, doc s
 			}
 		},
 		Build: func(s Spec, dim, classes, batch int) (Model, error) {
-			return newCNN(large, dim, s.Channels, classes, batch, nil)
+			sp, err := cnnStack(large, dim, s.Channels, classes)
+			if err != nil {
+				return nil, err
+			}
+			return buildStack(sp, batch)
 		},
 		NumParams: func(s Spec, dim, classes int) int {
 			g, err := newCNNGeom(large, dim, s.Channels)

@@ -62,6 +62,48 @@ func cases() []testCase {
 			fdCoords: 400, fdStep: 1e-2, absTol: 2e-3, relTol: 0.03, lossFactor: 0.3},
 		{name: "lstm", spec: Spec{Kind: LSTM, Embed: 6, Hidden: []int{8}}, data: sequences(5, 12), batch: 4, steps: 300, lr: 0.5,
 			fdCoords: 400, fdStep: 1e-2, absTol: 1e-3, relTol: 0.03, lossFactor: 0.6},
+		{name: "layers-image", spec: Spec{Kind: Layers, Layers: imageLayers()}, data: images(8, 3), batch: 6, steps: 200, lr: 0.05, dropout: true,
+			fdCoords: 400, fdStep: 1e-3, absTol: 2e-3, relTol: 0.03, lossFactor: 0.3},
+		{name: "layers-text", spec: Spec{Kind: Layers, Layers: textLayers()}, data: sequences(5, 12), batch: 4, steps: 300, lr: 0.2,
+			fdCoords: 400, fdStep: 1e-2, absTol: 1e-3, relTol: 0.03, lossFactor: 0.6},
+	}
+}
+
+// imageLayers is a layer list with every image layer type: convolutions,
+// group norm, GELU, a residual block, both pools, dropout, layer norm.
+func imageLayers() []Layer {
+	return []Layer{
+		{Type: "conv2d", Filters: 4, Kernel: 3, Padding: 1}, // 8×8×4
+		{Type: "group-norm", Groups: 2},
+		{Type: "gelu"},
+		{Type: "residual", Layers: []Layer{{Type: "conv2d", Filters: 4, Kernel: 3, Padding: 1}, {Type: "tanh"}}},
+		{Type: "avg-pool"}, // 4×4×4
+		{Type: "max-pool"}, // 2×2×4
+		{Type: "flatten"},
+		{Type: "dropout", Rate: 0.2},
+		{Type: "dense", Units: 8},
+		{Type: "layer-norm"},
+		{Type: "relu"},
+		{Type: "dense"},
+		{Type: "xent"},
+	}
+}
+
+// textLayers is a sequence model's layer list: embedding, positions, a
+// transformer block (pre-norm attention and MLP, each residual), LSTM, a
+// residual block, layer norm, GELU, the token-level head.
+func textLayers() []Layer {
+	return []Layer{
+		{Type: "embedding", Dim: 8},
+		{Type: "pos-embedding"},
+		{Type: "residual", Layers: []Layer{{Type: "layer-norm"}, {Type: "attention", Heads: 2}}},
+		{Type: "residual", Layers: []Layer{{Type: "layer-norm"}, {Type: "dense", Units: 16}, {Type: "gelu"}, {Type: "dense", Units: 8}}},
+		{Type: "lstm", Hidden: 8},
+		{Type: "residual", Layers: []Layer{{Type: "dense", Units: 8}, {Type: "tanh"}}},
+		{Type: "layer-norm"},
+		{Type: "gelu"},
+		{Type: "dense"},
+		{Type: "token-xent"},
 	}
 }
 
@@ -391,6 +433,10 @@ func TestForwardEvalMatchesFullGraph(t *testing.T) {
 				load = mm.load
 			case *dense:
 				load = mm.load
+			case *stack:
+				load = func(b *datasets.Batch) { mm.load(b); mm.drop.off() }
+			case stochasticStack:
+				load = func(b *datasets.Batch) { mm.load(b); mm.drop.off() }
 			default:
 				t.Fatalf("unexpected model type %T", m)
 			}

@@ -1,111 +1,11 @@
 package models
 
-import (
-	"fmt"
-	"math/rand/v2"
+import "fmt"
 
-	"dpfl/datasets"
-
-	G "gorgonia.org/gorgonia"
-)
-
-// dense is a fully connected network: zero hidden layers is multinomial
-// logistic regression; ReLU between layers; softmax cross-entropy loss.
-// Its parameter tensors are, per layer, W (in x out, row-major) then b.
-type dense struct {
-	*graphModel
-	batch, dim, classes int
-	widths              []int           // input, hidden..., classes
-	x, y, w             []float32       // input buffers: rows, class ids, row weights
-	sub                 *dense          // evaluation graph for large batches (eval.go)
-	chunk               *datasets.Batch // its batch
-}
-
-// newDense builds the network for batches of the given rows, on params
-// (fresh parameters when nil).
-func newDense(hidden []int, dim, classes, batch int, params []float32) (*dense, error) {
-	widths := append(append([]int{dim}, hidden...), classes)
-	var lay layout
-	for i := 0; i+1 < len(widths); i++ {
-		lay.add(fmt.Sprintf("W%d", i), widths[i], widths[i+1])
-		lay.add(fmt.Sprintf("b%d", i), widths[i+1])
-	}
-	gm := newGraphModel(lay, params)
-	m := &dense{graphModel: gm, batch: batch, dim: dim, classes: classes, widths: widths}
-	var x, y, w *G.Node
-	x, m.x = gm.input("x", batch, dim)
-	y, m.y = gm.input("y", batch)
-	w, m.w = gm.input("w", batch)
-	h := x
-	for i := 0; i+1 < len(widths); i++ {
-		z, err := denseLayer(gm.mm, h, gm.wrt[2*i], gm.wrt[2*i+1])
-		if err != nil {
-			return nil, fmt.Errorf("models: layer %d: %w", i, err)
-		}
-		if i+2 < len(widths) {
-			if z, err = rectify(z); err != nil {
-				return nil, fmt.Errorf("models: layer %d relu: %w", i, err)
-			}
-		}
-		h = z
-	}
-	loss, err := softmaxXent(h, y, w)
-	if err != nil {
-		return nil, fmt.Errorf("models: loss: %w", err)
-	}
-	if err := gm.finish(loss, h); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-func (m *dense) BatchSize() int { return m.batch }
-
-// Init draws weights from Glorot's uniform distribution U(-a, a),
-// a = sqrt(6/(fan_in+fan_out)), and sets biases to zero.
-func (m *dense) Init(r *rand.Rand) {
-	for i := 0; i+1 < len(m.widths); i++ {
-		m.glorot(r, 2*i, m.widths[i], m.widths[i+1])
-		clear(m.lay.view(m.params, 2*i+1))
-	}
-}
-
-func (m *dense) check(b *datasets.Batch) {
-	if b.Size != m.batch || b.Dim != m.dim {
-		panic(fmt.Sprintf("models: batch of %d x %d given to a model built for %d x %d", b.Size, b.Dim, m.batch, m.dim))
-	}
-}
-
-// load copies the batch into the graph's input buffers.
-func (m *dense) load(b *datasets.Batch) {
-	m.check(b)
-	copy(m.x, b.X)
-	copy(m.w, b.W)
-	labels(m.y, b.Y, m.classes)
-}
-
-func (m *dense) Grad(grad []float32, b *datasets.Batch) (float64, error) {
-	m.load(b)
-	return m.grad(grad), nil
-}
-
-func (m *dense) Eval(b *datasets.Batch) (Score, error) {
-	m.check(b)
-	if m.batch > evalRows {
-		if m.sub == nil {
-			sub, err := newDense(m.widths[1:len(m.widths)-1], m.dim, m.classes, evalRows, m.params)
-			if err != nil {
-				return Score{}, err
-			}
-			m.sub, m.chunk = sub, datasets.NewBatch(evalRows, m.dim)
-		}
-		return evalChunks(m.sub, m.chunk, b)
-	}
-	m.load(b)
-	return scoreRows(m.logits(), b, m.classes), nil
-}
-
-// Dense model kinds.
+// Dense model kinds: multinomial logistic regression (no hidden layer) and
+// the MLP (ReLU between layers), softmax cross-entropy loss; presets
+// (denseStack) whose tensors are, per layer, W (in x out, row-major) then
+// b.
 const (
 	LogReg = "logreg"
 	MLP    = "mlp"
@@ -124,7 +24,11 @@ var logRegKind = Kind{
 		}
 	},
 	Build: func(s Spec, dim, classes, batch int) (Model, error) {
-		return newDense(nil, dim, classes, batch, nil)
+		sp, err := denseStack(LogReg, nil, dim, classes)
+		if err != nil {
+			return nil, err
+		}
+		return buildStack(sp, batch)
 	},
 	NumParams: func(s Spec, dim, classes int) int { return denseParams(nil, dim, classes) },
 	Estimate: func(s Spec, dim, classes float64) Estimate {
@@ -148,7 +52,11 @@ var mlpKind = Kind{
 				return nil, fmt.Errorf("models: hidden width %d must be positive", h)
 			}
 		}
-		return newDense(s.Hidden, dim, classes, batch, nil)
+		sp, err := denseStack(MLP, s.Hidden, dim, classes)
+		if err != nil {
+			return nil, err
+		}
+		return buildStack(sp, batch)
 	},
 	NumParams: func(s Spec, dim, classes int) int { return denseParams(s.Hidden, dim, classes) },
 	Estimate: func(s Spec, dim, classes float64) Estimate {

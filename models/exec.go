@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
+	"slices"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -151,6 +152,7 @@ type program struct {
 	e     *executor
 	outs  []*G.Node
 	nodes []*G.Node   // output node of each step
+	kerns []kern      // its computation
 	ins   [][]*G.Node // input nodes of each step
 	steps []step      // with buffers, once allocated
 	vals  map[*G.Node][]float32
@@ -182,7 +184,7 @@ func (e *executor) compile(outs ...*G.Node) (*program, error) {
 				return err
 			}
 		}
-		o, isOp := n.Op().(*op)
+		k, isOp := kernOf(n, kids)
 		if !isOp {
 			if len(kids) > 0 || n.Value() == nil {
 				return fmt.Errorf("models: node %v (op %v) is not one of dpfl's ops", n, n.Op())
@@ -194,10 +196,8 @@ func (e *executor) compile(outs ...*G.Node) (*program, error) {
 			}
 			return nil
 		}
-		if len(kids) != len(o.inDims) {
-			return fmt.Errorf("models: %s has %d inputs, want %d", o.id, len(kids), len(o.inDims))
-		}
 		p.nodes = append(p.nodes, n)
+		p.kerns = append(p.kerns, k)
 		p.ins = append(p.ins, kids)
 		return nil
 	}
@@ -205,7 +205,7 @@ func (e *executor) compile(outs ...*G.Node) (*program, error) {
 		if err := visit(n); err != nil {
 			return nil, err
 		}
-		if _, ok := n.Op().(*op); !ok {
+		if !slices.Contains(p.nodes, n) {
 			return nil, fmt.Errorf("models: program output %v is not computed by an op", n)
 		}
 	}
@@ -261,9 +261,9 @@ func (p *program) alloc() {
 	}
 	p.steps = make([]step, len(p.nodes))
 	for i, n := range p.nodes {
-		o := n.Op().(*op)
-		size := max(1, o.k.shape().TotalSize())
-		s := step{k: o.k}
+		k := p.kerns[i]
+		size := max(1, k.shape().TotalSize())
+		s := step{k: k}
 		for _, c := range p.ins[i] {
 			if computed[c] {
 				s.in = append(s.in, p.vals[c])
@@ -273,7 +273,7 @@ func (p *program) alloc() {
 		}
 		// The output: over a dying input of an elementwise op, or a
 		// released buffer, or a new one.
-		if ip, ok := o.k.(inPlacer); ok {
+		if ip, ok := k.(inPlacer); ok {
 			c := p.ins[i][ip.inPlace()]
 			if computed[c] && !isOut[c] && last[c] == i && len(p.vals[c]) == size && !p.readTwice(i, c) {
 				s.out = p.vals[c]
@@ -294,6 +294,29 @@ func (p *program) alloc() {
 			}
 		}
 	}
+}
+
+// kernOf returns the computation of node n of children kids: its kern for
+// dpfl's ops, and dpfl's sum for Gorgonia's addition of two float32
+// tensors of n's shape (G.Grad adds the gradients of a node read by two
+// ops, such as a residual block's input, with Gorgonia's Add; the sum of
+// two values is the same either way). ok is false for any other node.
+func kernOf(n *G.Node, kids []*G.Node) (k kern, ok bool) {
+	if o, isOp := n.Op().(*op); isOp {
+		if len(kids) != len(o.inDims) {
+			return nil, false
+		}
+		return o.k, true
+	}
+	if len(kids) != 2 || n.Op() == nil || n.Op().String() != "+ false" || n.Dtype() != tensor.Float32 {
+		return nil, false
+	}
+	for _, c := range kids {
+		if c.Dtype() != tensor.Float32 || !c.Shape().Eq(n.Shape()) {
+			return nil, false
+		}
+	}
+	return sum{n.Shape().Clone()}, true
 }
 
 // readTwice reports whether step i reads c more than once.

@@ -17,6 +17,10 @@ func graphOf(t *testing.T, m Model) *graphModel {
 		return mm.graphModel
 	case *lstm:
 		return mm.graphModel
+	case *stack:
+		return mm.graphModel
+	case stochasticStack:
+		return mm.graphModel
 	}
 	t.Fatalf("unexpected model type %T", m)
 	return nil

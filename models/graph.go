@@ -125,18 +125,6 @@ func (m *graphModel) logits() []float32 {
 	return m.fwd.out(0)
 }
 
-// glorot fills tensor k with U(-a, a), a = sqrt(6/(fanIn+fanOut)).
-func (m *graphModel) glorot(r *rand.Rand, k, fanIn, fanOut int) {
-	m.uniform(r, k, math.Sqrt(6/float64(fanIn+fanOut)))
-}
-
-// uniform fills tensor k with U(-a, a).
-func (m *graphModel) uniform(r *rand.Rand, k int, a float64) {
-	for i, w := 0, m.lay.view(m.params, k); i < len(w); i++ {
-		w[i] = float32((2*r.Float64() - 1) * a)
-	}
-}
-
 // dropout holds one mask input per dropout layer and the RNG the masks come
 // from.
 type dropout struct {

@@ -3,11 +3,8 @@ package models
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"dpfl/datasets"
-
-	G "gorgonia.org/gorgonia"
 )
 
 // LSTM is the next-word model of the StackOverflow task (Kairouz et al. 2021 Table 2):
@@ -77,92 +74,12 @@ func (d lstmDims) layout() layout {
 	return l
 }
 
-type lstm struct {
-	*graphModel
-	d       lstmDims
-	batch   int
-	ids     []float32       // time-major token ids (row t·B+i)
-	next, w []float32       // target ids and token weights, time-major
-	sub     *lstm           // evaluation graph for large batches (eval.go)
-	chunk   *datasets.Batch // its batch
-}
-
-var _ Model = (*lstm)(nil)
-
-// newLSTM builds the network for batches of the given rows, on params
-// (fresh parameters when nil).
-func newLSTM(d lstmDims, batch int, params []float32) (*lstm, error) {
-	gm := newGraphModel(d.layout(), params)
-	m := &lstm{graphModel: gm, d: d, batch: batch}
-	n := d.seq * batch
-	var ids, y, w *G.Node
-	ids, m.ids = gm.input("tokens", n)
-	y, m.next = gm.input("next", n)
-	w, m.w = gm.input("w", n)
-	p := gm.wrt
-	fail := func(what string, err error) (*lstm, error) { return nil, fmt.Errorf("models: lstm %s: %w", what, err) }
-
-	emb, err := embed(p[0], ids) // [T·B, E]
-	if err != nil {
-		return fail("embedding", err)
-	}
-	// Input contributions of all steps and gates at once: [T·B, 4H].
-	xg, err := denseLayer(gm.mm, emb, p[1], p[3])
-	if err != nil {
-		return fail("input weights", err)
-	}
-	out, err := lstmLayer(gm.mm, xg, p[2], d.seq, batch) // [T·B, H]
-	if err != nil {
-		return fail("recurrence", err)
-	}
-	for i := 0; i < 2; i++ {
-		if out, err = denseLayer(gm.mm, out, p[4+2*i], p[5+2*i]); err != nil {
-			return fail("dense", err)
-		}
-	}
-	loss, err := softmaxXent(out, y, w)
-	if err != nil {
-		return fail("loss", err)
-	}
-	if err := gm.finish(loss, out); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-func (m *lstm) BatchSize() int { return m.batch }
-
-// Init: embedding U(-0.05, 0.05) (Keras' default), every weight matrix
-// Glorot-uniform (each gate's block with its own fans), biases zero except
-// the forget gate's, which start at 1.
-func (m *lstm) Init(r *rand.Rand) {
-	d := m.d
-	m.uniform(r, 0, 0.05)
-	m.glorot(r, 1, d.embed, d.hidden)
-	m.glorot(r, 2, d.hidden, d.hidden)
-	b := m.lay.view(m.params, 3)
-	clear(b)
-	for i := d.hidden; i < 2*d.hidden; i++ {
-		b[i] = 1
-	}
-	m.glorot(r, 4, d.hidden, d.proj)
-	clear(m.lay.view(m.params, 5))
-	m.glorot(r, 6, d.proj, d.vocab)
-	clear(m.lay.view(m.params, 7))
-}
-
-// load copies the batch in time-major order and sets the token weights.
-func (m *lstm) check(b *datasets.Batch) {
-	T, B := m.d.seq, m.batch
-	if b.Size != B || b.Dim != T || len(b.Next) != B*T {
-		panic(fmt.Sprintf("models: batch of %d x %d (%d targets) given to an lstm built for %d x %d", b.Size, b.Dim, len(b.Next), B, T))
-	}
-}
-
-func (m *lstm) load(b *datasets.Batch) {
-	m.check(b)
-	T, B := m.d.seq, m.batch
-	ids, next, w := m.ids, m.next, m.w
+// loadTokens copies the batch's sequences (seq tokens each, batch rows) in
+// time-major order (row t·batch+i) into ids and next, and sets the token
+// weights w: 1/count on the real rows' non-padding targets, count their
+// number, so the loss is their mean.
+func loadTokens(ids, next, w []float32, b *datasets.Batch, seq, batch, vocab int) {
+	T, B := seq, batch
 	clear(w)
 	count := 0
 	for i := 0; i < b.Real; i++ {
@@ -179,8 +96,8 @@ func (m *lstm) load(b *datasets.Batch) {
 	for i := 0; i < B; i++ {
 		for t := 0; t < T; t++ {
 			tok, tg := int(b.X[i*T+t]), int(b.Next[i*T+t])
-			if tok < 0 || tok >= m.d.vocab || tg < 0 || tg >= m.d.vocab {
-				panic(fmt.Sprintf("models: token %d or target %d outside the vocabulary of %d", tok, tg, m.d.vocab))
+			if tok < 0 || tok >= vocab || tg < 0 || tg >= vocab {
+				panic(fmt.Sprintf("models: token %d or target %d outside the vocabulary of %d", tok, tg, vocab))
 			}
 			row := t*B + i
 			ids[row] = float32(tok)
@@ -192,27 +109,11 @@ func (m *lstm) load(b *datasets.Batch) {
 	}
 }
 
-func (m *lstm) Grad(grad []float32, b *datasets.Batch) (float64, error) {
-	m.load(b)
-	return m.grad(grad), nil
-}
-
-// Eval scores the targets that are not PAD, OOV or EOS.
-func (m *lstm) Eval(b *datasets.Batch) (Score, error) {
-	m.check(b)
-	if m.batch > evalRows {
-		if m.sub == nil {
-			sub, err := newLSTM(m.d, evalRows, m.params)
-			if err != nil {
-				return Score{}, err
-			}
-			m.sub, m.chunk = sub, datasets.NewBatch(evalRows, m.d.seq)
-		}
-		return evalChunks(m.sub, m.chunk, b)
-	}
-	m.load(b)
-	logits := m.logits()
-	V, T, B := m.d.vocab, m.d.seq, m.batch
+// scoreTokens scores a sequence model's time-major logits [seq·batch,
+// vocab] on the batch's targets that are not PAD, OOV or EOS (name names
+// the model in the error of a NaN loss).
+func scoreTokens(logits []float32, b *datasets.Batch, seq, batch, vocab int, name string) (Score, error) {
+	V, T, B := vocab, seq, batch
 	var s Score
 	for i := 0; i < b.Real; i++ {
 		for t := 0; t < T; t++ {
@@ -230,7 +131,7 @@ func (m *lstm) Eval(b *datasets.Batch) (Score, error) {
 		}
 	}
 	if math.IsNaN(s.LossSum) {
-		return s, fmt.Errorf("models: lstm evaluation loss is NaN")
+		return s, fmt.Errorf("models: %s evaluation loss is NaN", name)
 	}
 	return s, nil
 }
@@ -267,7 +168,11 @@ var lstmKind = Kind{
 		if err != nil {
 			return nil, err
 		}
-		return newLSTM(d, batch, nil)
+		sp, err := lstmStack(d)
+		if err != nil {
+			return nil, err
+		}
+		return buildStack(sp, batch)
 	},
 	NumParams: func(s Spec, dim, classes int) int {
 		d, err := s.lstmDims(dim, classes)

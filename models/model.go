@@ -50,14 +50,18 @@ func (s *Score) Add(o Score) {
 }
 
 // Spec describes a model architecture, as the model section of a run
-// configuration gives it (YAML keys kind, hidden, embed, proj); Build makes
-// one instance of it.
+// configuration gives it (YAML keys kind, hidden, embed, proj, layers);
+// Build makes one instance of it.
 type Spec struct {
 	Kind     string `yaml:"kind"`   // one of Kinds
 	Hidden   []int  `yaml:"hidden"` // hidden layer widths (mlp); recurrent width (lstm, one entry)
 	Channels int    `yaml:"-"`      // image channels (cnn, cnn-large; 0 means 1); not a configuration key
 	Embed    int    `yaml:"embed"`  // token embedding width (lstm; 0 means 32)
 	Proj     int    `yaml:"proj"`   // projection width before the output layer (lstm; 0 means Embed)
+	// Layers is the layer list of kind layers (see Layer), its last layer
+	// a head. Omitted when empty, so the config.yaml of a run of another
+	// kind is what it was before the key existed.
+	Layers []Layer `yaml:"layers,omitempty"`
 }
 
 // Kind is one model kind: its name, whether it models text, the Spec keys
@@ -73,8 +77,10 @@ type Kind struct {
 	// messages that list kinds.
 	Order int
 	// Text: a next-word model over token sequences (for the text
-	// datasets); otherwise a classifier of images.
-	Text bool
+	// datasets); otherwise a classifier of images. IsText, when set,
+	// decides instead from the spec (nil: Text).
+	Text   bool
+	IsText func(s Spec) bool
 	// Uses lists the keys besides kind it reads (hidden, embed, proj); a
 	// key it does not read must be unset.
 	Uses []string
@@ -142,10 +148,20 @@ func KindNames(text *bool) []string {
 }
 
 // Text reports whether the model reads text (a next-token model).
-func (s Spec) Text() bool { k := LookupKind(s.Kind); return k != nil && k.Text }
+func (s Spec) Text() bool {
+	k := LookupKind(s.Kind)
+	if k != nil && k.IsText != nil {
+		return k.IsText(s)
+	}
+	return k != nil && k.Text
+}
 
-// Normalize fills the kind's defaults of unset keys.
+// Normalize fills the kind's defaults of unset keys (a spec with layers
+// and no kind is of kind layers).
 func (s *Spec) Normalize() {
+	if s.Kind == "" && len(s.Layers) > 0 {
+		s.Kind = Layers
+	}
 	if k := LookupKind(s.Kind); k != nil && k.Defaults != nil {
 		k.Defaults(s)
 	}
@@ -243,7 +259,9 @@ type Tensor struct {
 // …; convolution filters "conv0", … of shape [out, kh, kw, in] and biases
 // "convb0", …; the lstm's "emb" [vocab, embed], "Wx" [embed, 4·hidden],
 // "Wh" [hidden, 4·hidden], "b" [4·hidden] (gates i, f, g, o), "Wp"
-// [hidden, proj], "bp", "Wo" [proj, vocab], "bo". The tensors are
+// [hidden, proj], "bp", "Wo" [proj, vocab], "bo"; a layer list's
+// "layers.<i>.weight", "layers.<i>.bias", … (see the package doc, with
+// the mapping from PyTorch's state_dict names). The tensors are
 // contiguous and in order, covering the vector.
 type Layered interface {
 	Tensors() []Tensor

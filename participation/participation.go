@@ -10,7 +10,7 @@
 // any epsilon is reported.
 //
 // Each schema kind is a Scheme, in a file of its own (uniform.go, single.go,
-// kb.go, minsep.go, poisson.go, kbpoisson.go) that states its guarantee and
+// kb.go, minsep.go, poisson.go, kbpoisson.go, ballsinbins.go) that states its guarantee and
 // registers it by name with Register. A Scheme gives the Pattern of a
 // client's participations (at most k, a minimum separation, groups taking
 // turns, a sampling probability): the planner follows it, and the rest of

@@ -196,16 +196,29 @@ type planState struct {
 }
 
 // groups splits the clients into the schema's B groups: client i of the
-// permutation drawn from ("sched/groups") joins group i mod B; groups
-// numClients and above stay empty and are not stored.
+// permutation drawn from ("sched/groups") joins group i mod B, or, for
+// random groups (balls-in-bins), each client in turn draws its group
+// uniformly from the same stream; groups numClients and above are not
+// stored (for random groups, their clients take part in no round).
 func (ps *planState) groups(root rng.Root) {
 	n, b := ps.s.NumClients, ps.pat.Groups
 	ps.s.Groups = make([]int, n)
 	ps.members = make([][]int, min(b, n))
-	for i, c := range root.Stream("sched/groups").Perm(n) {
-		g := i % b
-		ps.s.Groups[c] = g
-		ps.members[g] = append(ps.members[g], c)
+	r := root.Stream("sched/groups")
+	if ps.pat.RandomGroups {
+		for c := range n {
+			g := r.IntN(b)
+			ps.s.Groups[c] = g
+			if g < len(ps.members) {
+				ps.members[g] = append(ps.members[g], c)
+			}
+		}
+	} else {
+		for i, c := range r.Perm(n) {
+			g := i % b
+			ps.s.Groups[c] = g
+			ps.members[g] = append(ps.members[g], c)
+		}
 	}
 	for _, m := range ps.members {
 		slices.Sort(m)

@@ -24,6 +24,9 @@ type Pattern struct {
 	// probability q, with no fixed cohort; privacy is amplified by the
 	// sampling (0: a cohort is drawn).
 	Sampling float64
+	// RandomGroups: each client's group is drawn uniformly and
+	// independently (balls-in-bins), not by an equal split.
+	RandomGroups bool
 }
 
 // Sampled reports whether clients are sampled independently.

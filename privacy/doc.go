@@ -110,6 +110,31 @@
 // whose JSON shapes are [Form] values, each a list of keys in order naming
 // the field it shows.
 //
+// # Balls-in-bins (Monte Carlo)
+//
+// A banded matrix mechanism (at most b bands, C entrywise non-negative) on
+// a balls-in-bins schedule (each record in every turn of one of b bins,
+// drawn uniformly and independently) is amplified by the randomness of the
+// bin. [BallsInBinsEpsilon] accounts it by Monte Carlo over the dominating
+// pair (see ballsinbins.go), sampled in the b sufficient statistics; the
+// epsilon is the smallest whose Hoeffding upper confidence bound on delta,
+// in both directions, is at most the target: it holds with the stated
+// probability ([MonteCarlo].Confidence), and its method label says so
+// ("monte-carlo, 99% confidence"), under zero-out adjacency. It does not
+// fit the Event/Accountant interfaces (it needs C itself) and no run
+// reports it: dpfl account -mechanism balls-in-bins and dpfl mechanism
+// -epsilon do. Checked against jax_privacy's privacy-loss vectors, a
+// numerical integration of the smallest pair, and the analytic Gaussian
+// for one bin.
+//
+// # One-run audits
+//
+// [EpsilonOneRun] is the lower bound on epsilon of Steinke, Nasr and
+// Jagielski's one-run audit from the scores of inserted and held-out
+// canaries (see onerun.go), at a stated confidence: the empirical
+// counterpart of the accountants' upper bounds, checked against
+// jax_privacy's reference values.
+//
 // # Calibration and budgets
 //
 // [Calibrate] finds the smallest noise multiplier whose event meets a target
@@ -248,6 +273,13 @@
 //     via Characteristic Function", AISTATS 2022, arXiv:2106.08567: dominating
 //     pairs of subsampled mechanisms, sampling without replacement under
 //     replace-one among them.
+//   - Choquette-Choo, Ganesh, Haque, Steinke and Thakurta (2024), "Near
+//     Exact Privacy Amplification for Matrix Mechanisms", arXiv:2410.06266,
+//     and Chua, Ghazi, Harrison, Kamath, Kumar, Manurangsi, Sinha and Zhang
+//     (2024), "Balls-and-Bins Sampling for DP-SGD", arXiv:2412.16802:
+//     balls-in-bins sampling and its Monte Carlo accounting.
+//   - Steinke, Nasr and Jagielski (2023), "Privacy Auditing with One (1)
+//     Training Run", NeurIPS 2023, arXiv:2305.08846: the one-run audit.
 //   - Balle, Barthe and Gaboardi (2018), "Privacy Amplification by
 //     Subsampling: Tight Analyses via Couplings and Divergences", NeurIPS
 //     2018, arXiv:1807.01647: which subsampling goes with which neighbouring

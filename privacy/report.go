@@ -28,14 +28,16 @@ type Report struct {
 	Amplified bool    // Poisson sampling: accounted as sampled Gaussians
 
 	// The participation.
-	Participation     string  // the participation setting, in words
-	Schema            string  // the participation schema the sensitivity is computed for, e.g. kb(k=4,b=16)
-	MaxParticipations int     // most rounds any one client took part in
-	MeanCohort        float64 // mean cohort over rounds
-	MeanFill          float64 // mean of cohort / target over rounds
-	MinSeparation     int     // smallest gap between two participations of a client (0: none repeated)
-	Cohort            int     // sampling without replacement: the cohort drawn each round
-	Population        int     // sampling without replacement: the population it is drawn from
+	Participation     string    // the participation setting, in words
+	Schema            string    // the participation schema the sensitivity is computed for, e.g. kb(k=4,b=16)
+	MaxParticipations int       // most rounds any one client took part in
+	MeanCohort        float64   // mean cohort over rounds
+	MeanFill          float64   // mean of cohort / target over rounds
+	MinSeparation     int       // smallest gap between two participations of a client (0: none repeated)
+	Cohort            int       // sampling without replacement: the cohort drawn each round
+	Population        int       // sampling without replacement: the population it is drawn from
+	Bins              int       // balls-in-bins: the number of bins (a client trains in every turn of its bin)
+	Bands             []float64 // balls-in-bins: the first column of the banded Toeplitz C (nil: C = I)
 
 	// The L2 sensitivity (clip = 1).
 	Sensitivity       float64
@@ -63,6 +65,12 @@ type Report struct {
 	Guarantee         string   // the guarantee in words (Guarantee.String)
 	Adjacency         string   // the guarantee's neighbouring relation ("" when its events fix none)
 	EpsilonOptimistic *float64 // PLD's optimistic estimate: a lower bound on the exact epsilon, not a guarantee
+	Samples           int      // Monte Carlo: samples drawn from each side of the dominating pair
+	Confidence        float64  // Monte Carlo: the probability with which the guarantee holds
+	Seed              uint64   // Monte Carlo: the seed of the samples
+	// Unamplified is the guarantee of the same schedule without
+	// amplification (set where the report compares the two).
+	Unamplified string
 
 	// Population scaling (privacy.population_scale > 1): the simulated
 	// larger population's scale, noise multiplier and guarantee; the fields

@@ -282,11 +282,15 @@ type AuditSummary struct {
 	EveryRound  AuditInterval `json:"every_round"`
 }
 
-// AuditInterval is an empirical epsilon with its confidence interval.
+// AuditInterval is an empirical epsilon with its confidence interval, and
+// the one-run lower bound from the same canaries.
 type AuditInterval struct {
 	Epsilon Float `json:"epsilon"`
 	Low     Float `json:"epsilon_low"`
 	High    Float `json:"epsilon_high"`
+	// OneRun is the one-run lower bound on epsilon at 95% confidence
+	// (Steinke, Nasr and Jagielski 2023; audit.json's one_run).
+	OneRun Float `json:"epsilon_one_run_lower_bound"`
 }
 
 // summaryForm is summary.json's form. Epsilon is null when the run is not

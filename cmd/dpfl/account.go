@@ -19,6 +19,8 @@ const accountUsage = `Usage:
                [-q Q] [-cohort M -population N] [-sensitivity D]
                [-accountant exact|rdp|rdp-mironov|zcdp|zcdp-cks|pld] [-orders LIST]
                [-rdp-series signed|abs] [-tol R] [-json]
+  dpfl account -mechanism balls-in-bins -bins B -rounds T -sigma S -delta D
+               [-c-col LIST] [-samples N] [-confidence P] [-seed N] [-json]
 
 The first form prints the privacy account of a run configuration without
 training. The second is a calculator: the epsilon of T steps of a Gaussian
@@ -44,6 +46,16 @@ method, delta, (RDP) order and, for the sampled mechanisms, the neighbouring
 relation it holds under (add/remove for Poisson sampling, replace-one
 without replacement).
 
+balls-in-bins (the third form; -bins implies it) assigns every client to
+one of B bins uniformly at random and trains each bin in every B-th round;
+the mechanism is a banded Toeplitz C with at most B bands (-c-col, its
+first column; default 1: DP-FedAvg) and noise std S per round in units of
+the clip norm. Its epsilon is a Monte Carlo estimate over the dominating
+pair of Choquette-Choo, Ganesh, Haque, Steinke and Thakurta (2024), with an
+upper confidence bound on delta: it holds with probability -confidence
+(default 0.99), and says so; beside it the unamplified epsilon of the same
+turns. Zero-out adjacency.
+
 Flags:
 `
 
@@ -56,7 +68,10 @@ var calcForm = privacy.NewForm(privacy.Report{},
 	"epsilon=Epsilon", "delta=Delta", "accountant=Accountant", "order=Order,omitempty",
 	"orders=Orders,omitempty", "rdp_series=RDPSeries,omitempty", "guarantee=Guarantee", "adjacency=Adjacency,omitempty",
 	// pld only: the optimistic PLD estimate at the same sigma and delta.
-	"epsilon_optimistic=EpsilonOptimistic,omitempty")
+	"epsilon_optimistic=EpsilonOptimistic,omitempty",
+	// balls-in-bins only.
+	"bins=Bins,omitempty", "c_col=Bands,omitempty", "samples=Samples,omitempty", "confidence=Confidence,omitempty",
+	"seed=Seed,omitempty", "unamplified=Unamplified,omitempty")
 
 // calcRequest is a parsed calculator command line (dpfl account without a
 // config file).
@@ -78,6 +93,7 @@ type calcRequest struct {
 	newAcct     func() privacy.Accountant
 	tol         float64
 	json        bool
+	bib         bibFlags // -mechanism balls-in-bins
 }
 
 // cmdAccount is dpfl's privacy calculator: with one positional
@@ -129,6 +145,11 @@ func parseAccount(args []string, stderr io.Writer) (req calcRequest, config stri
 	fs.StringVar(&req.series, "rdp-series", "signed", "fractional-order RDP of the sampled Gaussian: signed (exact; TF-Privacy, Opacus) or abs (upper bound; current dp_accounting)")
 	fs.Float64Var(&req.tol, "tol", 1e-6, "relative tolerance of the sigma calibration, in [2.2e-16, 1)")
 	fs.BoolVar(&req.json, "json", false, "print one JSON object")
+	fs.IntVar(&req.bib.bins, "bins", 0, "balls-in-bins: number of bins b (each client trains in every turn of a uniformly random bin)")
+	fs.StringVar(&req.bib.cCol, "c-col", "", "balls-in-bins: comma-separated first column of a banded Toeplitz C with at most b bands (default 1: C = I)")
+	fs.IntVar(&req.bib.samples, "samples", 0, "balls-in-bins: Monte Carlo samples per side (default 10·log(2/(1-confidence))/delta, within [1e5, 1e7])")
+	fs.Float64Var(&req.bib.confidence, "confidence", 0.99, "balls-in-bins: probability with which the Monte Carlo guarantee holds")
+	fs.Uint64Var(&req.bib.seed, "seed", 1, "balls-in-bins: seed of the Monte Carlo samples")
 	pos, code, ok := parseInterleaved(fs, args, accountUsage, stderr)
 	if !ok {
 		return req, "", code, false
@@ -161,6 +182,14 @@ func parseAccount(args []string, stderr io.Writer) (req calcRequest, config stri
 // check validates the calculator's flags (set: those given) and fills the
 // defaults; it returns why they are wrong ("" when they are not).
 func (r *calcRequest) check(set map[string]bool, ordersFlag string) string {
+	if r.mech == bibMech || (r.mech == "" && set["bins"]) {
+		return r.checkBIBRequest(set)
+	}
+	for _, f := range []string{"bins", "c-col", "samples", "confidence", "seed"} {
+		if set[f] {
+			return fmt.Sprintf("-%s applies to -mechanism balls-in-bins only", f)
+		}
+	}
 	switch {
 	case set["sigma"] == set["epsilon"]:
 		return "give exactly one of -sigma and -epsilon"
@@ -241,7 +270,7 @@ func (r *calcRequest) checkMechanism(set map[string]bool) string {
 			r.sensitivity = 2
 		}
 	default:
-		return fmt.Sprintf("unknown -mechanism %q (want gaussian, sampled-gaussian or %s)", r.mech, worMech)
+		return fmt.Sprintf("unknown -mechanism %q (want gaussian, sampled-gaussian, %s or %s)", r.mech, worMech, bibMech)
 	}
 	return ""
 }
@@ -300,6 +329,9 @@ func (r *calcRequest) event(s float64) privacy.Event {
 // the calculator calls sigma (in units of the clip norm) is the report's
 // NoiseStd; the accountant sees the noise multiplier NoiseStd/Sensitivity.
 func (r *calcRequest) compute(ctx context.Context) (privacy.Report, error) {
+	if r.mech == bibMech {
+		return r.computeBIB()
+	}
 	res := privacy.Report{Mechanism: r.mech, Steps: r.steps, Sensitivity: r.sensitivity, Delta: r.delta}
 	switch r.mech {
 	case "sampled-gaussian":
@@ -351,6 +383,10 @@ func (r *calcRequest) compute(ctx context.Context) (privacy.Report, error) {
 
 // writeAccountText prints the calculator's answer.
 func writeAccountText(w io.Writer, res privacy.Report) {
+	if res.Mechanism == bibMech {
+		writeBIBText(w, res)
+		return
+	}
 	m := res.Mechanism
 	if res.Q > 0 {
 		m += fmt.Sprintf(" (Poisson, q = %g)", res.Q)

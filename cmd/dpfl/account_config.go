@@ -22,6 +22,10 @@ type configAccount struct {
 	// Adaptive clipping (aggregator.clip_quantile): the target quantile and
 	// the noise std on the count of unclipped clients, part of the event.
 	ClipQuantile, ClipCountStddev float64
+	// BallsInBins is the amplified guarantee of participation
+	// balls-in-bins at this sigma (Monte Carlo at 99% confidence; the
+	// run reports the unamplified Guarantee), or why there is none.
+	BallsInBins string
 }
 
 // configForm is its -json form. Strategy, sensitivity_for (the
@@ -37,7 +41,8 @@ var configForm = privacy.NewForm(configAccount{},
 	"denominator=Denominator", "epsilon=Epsilon", "delta=Delta", "accountant=Accountant", "order=Order,omitempty",
 	"guarantee=Guarantee", "population_scale=PopulationScale,omitempty", "population_sigma=PopulationNoiseMultiplier,omitempty",
 	"population_epsilon=PopulationEpsilon,omitempty", "population_guarantee=PopulationGuarantee,omitempty",
-	"clip_quantile=ClipQuantile,omitempty", "clip_count_stddev=ClipCountStddev,omitempty")
+	"clip_quantile=ClipQuantile,omitempty", "clip_count_stddev=ClipCountStddev,omitempty",
+	"balls_in_bins_guarantee=BallsInBins,omitempty")
 
 // MarshalJSON writes a in its -json form.
 func (a configAccount) MarshalJSON() ([]byte, error) { return configForm.Marshal(&a) }
@@ -68,6 +73,11 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	correlated := !plan.Mechanism.Independent() // DP-FedAvg's strategy (C = I) is not listed
 	if correlated {
 		out.Parameters = plan.Mechanism.Parameters().String()
+	}
+	if g, samples, ok, err := configBIB(plan, cfg, out.Report); ok && err != nil {
+		out.BallsInBins = "not accounted: " + oneLine(err)
+	} else if ok {
+		out.BallsInBins = fmt.Sprintf("%s (amplified by the random bins: Monte Carlo, %d samples each side, seed 1)", g, samples)
 	}
 	if asJSON {
 		b, _ := json.MarshalIndent(out, "", "  ")
@@ -119,6 +129,9 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 		fmt.Fprintln(stdout)
 	}
 	fmt.Fprintf(stdout, "epsilon:        %s (this run's clients)\n", out.Guarantee)
+	if out.BallsInBins != "" {
+		fmt.Fprintf(stdout, "amplified:      %s\n", out.BallsInBins)
+	}
 	if out.PopulationScale > 1 {
 		fmt.Fprintf(stdout, "population:     %s for a population %g times larger with %g times the cohort and the same participation pattern\n",
 			out.PopulationGuarantee, out.PopulationScale, out.PopulationScale)

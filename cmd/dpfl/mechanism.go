@@ -25,6 +25,7 @@ const mechanismUsageHead = `Usage:
                  [-lr-schedule constant|linear|cosine -warmup N -cooldown N -final-lr F]
                  [-workload-file FILE] [-gap G] [-reltol R] [-maxiter N] [-progress] [-cache DIR]
                  [-max-memory GB] [-memory M1,M2,...] [-restart-every R] [-json] [-quiet]
+                 [-epsilon E -delta D -clients N -cohort M]
 
 Prints a mechanism's sensitivity, loss (sens^2 ||B||_F^2, sigma = 1), rmse (sqrt(loss/n)),
 worst per-round error (std of the noisiest round), noise cost per round in units of the
@@ -50,6 +51,14 @@ how a run uses each row (aggregator.kind and keys, or offline only), and long pa
 abbreviated below the table (-json has them all). Every strategy holds dense n×n matrices: an n whose estimate is
 above -max-memory is refused, and a comparison skips the strategies that do not fit.
 
+With -epsilon (under -participation kb), a second table calibrates dpfedavg and bandmf (b bands)
+for (ε, δ) on N clients with M per round, amplified and unamplified side by side: (k,b) with
+fixed groups (one Gaussian mechanism, exact), kb-poisson (q = M·b/N within its group's turns, rdp),
+balls-in-bins (whole random bins, Monte Carlo at 99% confidence), and for dpfedavg uniform cohorts
+(unamplified over the most participations of a planned schedule) and the same cohorts sampled
+without replacement (rdp, replace-one). Each row gives the noise std per round (clip = 1), the
+rmse at it, and the accounting method and neighbouring relation of its ε.
+
 Mechanisms:
 `
 
@@ -74,8 +83,9 @@ type mechanismRequest struct {
 	workload string
 	cfg      strategy.Config
 	json     bool
-	quiet    bool  // -quiet: no progress lines
-	memories []int // -memory: BLT vs BandMF at these noise memories
+	quiet    bool            // -quiet: no progress lines
+	memories []int           // -memory: BLT vs BandMF at these noise memories
+	priv     *privacyRequest // -epsilon: the amplified and unamplified comparison
 }
 
 // mechanismNames lists the -strategy values.
@@ -117,12 +127,15 @@ type mechanismFlags struct {
 	quiet    *bool
 	maxMem   *float64
 	restart  *int
+	priv     mechanismPrivacyFlags
 }
 
 // defineMechanismFlags defines the flags on fs.
 func defineMechanismFlags(fs *flag.FlagSet) *mechanismFlags {
 	defCache := strategyCache()
+	priv := definePrivacyFlags(fs)
 	return &mechanismFlags{
+		priv:     priv,
 		n:        fs.Int("n", 0, "number of rounds (required)"),
 		name:     fs.String("strategy", "", mechanismNames()+" (default: compare all)"),
 		bands:    fs.Int("bands", 0, "bands of bandmf and toeplitz (default -b under kb/minsep; required under single)"),
@@ -225,6 +238,9 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 	}
 	if msg == "" {
 		msg = checkMechanismFlags(req.name, p, set, *f.name, *f.n, *f.nu, *f.nuBands, *f.bands, *f.buffers, *f.gap, *f.relTol, *f.maxIter)
+	}
+	if msg == "" {
+		req.priv, msg = f.priv.check(set, p, *f.n, *f.asJSON)
 	}
 	if msg == "" && set["restart-every"] && (*f.restart < 1 || *f.restart > *f.n) {
 		msg = "-restart-every must be in [1, n]"
@@ -450,7 +466,7 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return mechWriteJSON(ctx, stdout, stderr, rep)
 		}
 		writeMechanismText(stdout, c, runAs(c, req.cfg))
-		return exitOK
+		return privacySection(ctx, stdout, stderr, req)
 	}
 	var progress func(string)
 	prog := newMechProgress(stderr, len(strategy.Names))
@@ -472,7 +488,7 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return mechWriteJSON(ctx, stdout, stderr, out)
 	}
 	writeMechanismTable(stdout, req, rows)
-	return exitOK
+	return privacySection(ctx, stdout, stderr, req)
 }
 
 // evaluateMechanism builds and evaluates the one named mechanism.

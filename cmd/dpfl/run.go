@@ -110,6 +110,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "audit: empirical ε at δ = %g (95%% interval): every round %s, final model %s; headline %s (audit.json)\n",
 			s.Delta, iv(a.EveryRound), iv(a.FinalModel), a.ThreatModel)
+		fmt.Fprintf(stdout, "audit: one-run lower bound on ε at δ = %g (95%% confidence): every round %s, final model %s\n",
+			s.Delta, fmtAuditEps(a.EveryRound.OneRun), fmtAuditEps(a.FinalModel.OneRun))
 	}
 	fmt.Fprintf(stdout, "results: %s\n", res.Dir)
 	return exitOK

@@ -53,7 +53,7 @@ func init() {
 // building it, and a run with it trains two rounds and records its
 // tensors.
 func TestRegisteredModel(t *testing.T) {
-	want := []string{"logreg", "mlp", "cnn", "cnn-large", "lstm", "linear", "bare"}
+	want := []string{"logreg", "mlp", "cnn", "cnn-large", "lstm", "layers", "linear", "bare"}
 	if got := models.KindNames(nil); !slices.Equal(got, want) {
 		t.Fatalf("KindNames = %v, want %v", got, want)
 	}

@@ -30,8 +30,11 @@ type auditRecord struct {
 		Epsilon     results.Float `json:"epsilon"`
 		Low         results.Float `json:"epsilon_low"`
 		High        results.Float `json:"epsilon_high"`
-		Inserted    []float64     `json:"inserted_statistics"`
-		HeldOut     []float64     `json:"held_out_statistics"`
+		OneRun      *struct {
+			Epsilon results.Float `json:"epsilon_lower_bound"`
+		} `json:"one_run"`
+		Inserted []float64 `json:"inserted_statistics"`
+		HeldOut  []float64 `json:"held_out_statistics"`
 	} `json:"estimates"`
 }
 
@@ -71,6 +74,9 @@ func WriteAudit(dir string) ([]string, error) {
 		}
 		title := fmt.Sprintf("canary statistics, %s: empirical ε %s [%s, %s] at δ = %g; reported ε %s",
 			e.ThreatModel, fmtEps(e.Epsilon), fmtEps(e.Low), fmtEps(e.High), rec.Delta, reported)
+		if e.OneRun != nil {
+			title += fmt.Sprintf("; one-run lower bound %s (95%%)", fmtEps(e.OneRun.Epsilon))
+		}
 		f, err := plotHistograms(title, e.ThreatModel, e.Inserted, e.HeldOut)
 		if err != nil {
 			return nil, err
