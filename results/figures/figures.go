@@ -131,6 +131,7 @@ type Summary struct {
 	// index written before the column existed).
 	Accountants []string
 	Deltas      []string
+	Adjacencies []string // the neighbouring relations (index column adjacency)
 	Unlabelled  int
 	index       *results.Table
 }
@@ -324,7 +325,11 @@ func (s *Summary) labels(t *results.Table) {
 		if d := t.Get(i, "delta"); d != "" && !slices.Contains(s.Deltas, d) {
 			s.Deltas = append(s.Deltas, d)
 		}
+		if a := t.Get(i, "adjacency"); a != "" && !slices.Contains(s.Adjacencies, a) {
+			s.Adjacencies = append(s.Adjacencies, a)
+		}
 	}
+	slices.Sort(s.Adjacencies)
 	slices.Sort(s.Accountants)
 	slices.Sort(s.Deltas)
 	if s.XCol == "privacy.epsilon" && t.Has("population_epsilon") {
@@ -554,9 +559,11 @@ func distinct(t *results.Table, rows []int, col string) string {
 	return strings.Join(vs, " / ")
 }
 
-// EpsilonNote names the accountant and delta of the grid's epsilons, for
-// every axis and table that shows one: "pld, δ = 1e-05", or the lists when
-// they differ, or a warning when the index does not record the accountant.
+// EpsilonNote names the accountant, delta and neighbouring relation of the
+// grid's epsilons, for every axis and table that shows one: "pld, δ = 1e-05,
+// zero-out", or the lists when they differ, or a warning when the index does
+// not record the accountant (an index without an adjacency column, written
+// before it existed, names none).
 func (s *Summary) EpsilonNote() string {
 	acct := strings.Join(s.Accountants, ", ")
 	switch {
@@ -568,10 +575,13 @@ func (s *Summary) EpsilonNote() string {
 	if s.Unlabelled > 0 && len(s.Accountants) > 0 {
 		acct += fmt.Sprintf(" (%d runs without a recorded accountant)", s.Unlabelled)
 	}
-	if len(s.Deltas) == 0 {
-		return acct
+	if len(s.Deltas) > 0 {
+		acct += ", δ = " + strings.Join(s.Deltas, ", ")
 	}
-	return acct + ", δ = " + strings.Join(s.Deltas, ", ")
+	if len(s.Adjacencies) > 0 {
+		acct += ", " + strings.Join(s.Adjacencies, " / ")
+	}
+	return acct
 }
 
 func (o Options) withDefaults() Options {

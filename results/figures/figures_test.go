@@ -395,3 +395,32 @@ func TestRunEpsilonLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestEpsilonNoteAdjacency: the epsilon label names the neighbouring
+// relation from index.csv's adjacency column, each distinct one once.
+func TestEpsilonNoteAdjacency(t *testing.T) {
+	s := &Summary{Accountants: []string{"pld"}, Deltas: []string{"1e-05"}}
+	if n := s.EpsilonNote(); n != "pld, δ = 1e-05" {
+		t.Errorf("no adjacency recorded: %q", n)
+	}
+	dir := writeGrid(t)
+	path := filepath.Join(dir, "index.csv")
+	tab, err := results.ReadTable(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.Header = append(tab.Header, "adjacency")
+	for i := range tab.Rows {
+		tab.Rows[i] = append(tab.Rows[i], "zero-out")
+	}
+	if err := results.WriteCSV(path, tab.Header, tab.Rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Summarize(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := got.EpsilonNote(); !strings.HasSuffix(n, ", zero-out") || strings.Count(n, "zero-out") != 1 {
+		t.Errorf("note %q, want the relation once at the end", n)
+	}
+}
