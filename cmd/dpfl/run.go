@@ -92,8 +92,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dpfl run: warning: %s\n", w)
 	}
 	if s.Epsilon != nil {
-		fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g (%s; noise multiplier σ = %.5g, sensitivity %.4g %s)\n",
-			*s.Epsilon, s.Delta, s.EpsilonMethod, s.NoiseMultiplier, s.Sensitivity, s.SensitivityFor)
+		fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g (%s%s; noise multiplier σ = %.5g, sensitivity %.4g %s)\n",
+			*s.Epsilon, s.Delta, s.EpsilonMethod, runAdjacency(res.Dir), s.NoiseMultiplier, s.Sensitivity, s.SensitivityFor)
 		if s.Nu != nil {
 			fmt.Fprintf(stdout, "ν-DP-FTRL: ν = %g\n", *s.Nu)
 		}
@@ -185,4 +185,17 @@ func fmtAuditEps(f results.Float) string {
 		return "∞"
 	}
 	return fmt.Sprintf("%.3g", float64(f))
+}
+
+// runAdjacency is ", RELATION" for the neighbouring relation the run's
+// metrics.csv records for its epsilon ("" when it records none).
+func runAdjacency(dir string) string {
+	t, err := results.ReadMetricsTable(filepath.Join(dir, "metrics.csv"))
+	if err != nil || len(t.Rows) == 0 || !t.Has("adjacency") {
+		return ""
+	}
+	if a := t.Get(len(t.Rows)-1, "adjacency"); a != "" {
+		return "; " + a
+	}
+	return ""
 }
