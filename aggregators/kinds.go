@@ -243,9 +243,9 @@ func (o *OptimalConfig) strategy() string {
 }
 
 func (o *OptimalConfig) configure(r Run, sc *strategy.Config) {
-	if o.MultiEpoch && sc.Participation.Pattern().Once() {
+	if o.MultiEpoch && sc.Participation.Once() {
 		// Optimized for the schema's b even when no client took part twice.
-		sc.Participation = participation.Schema{Kind: participation.MinSep, K: 1, B: r.Participation.B}
+		sc.Participation = participation.Spaced(1, r.Participation.B)
 	}
 }
 

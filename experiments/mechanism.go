@@ -31,7 +31,7 @@ func (p ParticipationConfig) schema() participation.Schema {
 // plans the mechanism on the realized schedule (see
 // aggregators.NewMechanism).
 func (p *Plan) buildMechanism(ctx context.Context, declared participation.Schema, cacheDir string) error {
-	s, err := p.buildStrategy(ctx, aggregators.ContainingSchema(declared, p.Stats), cacheDir)
+	s, err := p.buildStrategy(ctx, aggregators.ContainingPattern(declared, p.Stats), cacheDir)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (p *Plan) adaptiveClip(inner *aggregators.Correlated, root rng.Root) (aggre
 
 // buildStrategy optimizes (or loads from the cache) the aggregator's strategy
 // for the run's rounds and the participation schema part.
-func (p *Plan) buildStrategy(ctx context.Context, part participation.Schema, cacheDir string) (strategy.Strategy, error) {
+func (p *Plan) buildStrategy(ctx context.Context, part participation.Pattern, cacheDir string) (strategy.Strategy, error) {
 	cfg := p.Config
 	ag := cfg.Aggregator
 	dir := ag.Cache

@@ -180,7 +180,7 @@ func TestTreeSegmentsPlan(t *testing.T) {
 // count outside [1, rounds] names the key.
 func TestNuCoefficientsPlan(t *testing.T) {
 	p := accountOf(t, aggRun(30, "  kind: minsep\n  cohort: 50\n  k: 2\n  b: 10\n", "  kind: nu-ftrl\n  nu: 0.05\n  nu_coefficients: 4\n"))
-	want, err := strategy.NewNuBanded(30, 0.05, 4).Sensitivity(p.Mechanism.Schema)
+	want, err := strategy.NewNuBanded(30, 0.05, 4).Sensitivity(p.Mechanism.Pattern)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestBLTPlan(t *testing.T) {
 	if !ok || blt.String() != "blt-m3" || !p.Mechanism.Sensitivity.Exact {
 		t.Fatalf("strategy %s, sensitivity %+v", p.Mechanism.Strategy.String(), p.Mechanism.Sensitivity)
 	}
-	want, err := blt.Sensitivity(p.Mechanism.Schema)
+	want, err := blt.Sensitivity(p.Mechanism.Pattern)
 	if err != nil || want.Value != p.Privacy.Sensitivity {
 		t.Fatalf("sensitivity %v, strategy's %v (%v)", p.Privacy.Sensitivity, want.Value, err)
 	}

@@ -625,7 +625,7 @@ func (p *Plan) Report() privacy.Report {
 		EpsilonMethod: "none (no noise)", Guarantee: "none (no noise: ε = ∞)",
 	}
 	if !m.Independent() {
-		r.Strategy, r.Schema = m.Strategy.String(), m.Schema.String()
+		r.Strategy, r.Schema = m.Strategy.String(), m.Pattern.String()
 		r.SensitivityMethod, r.SensitivityExact = m.Sensitivity.Method, m.Sensitivity.Exact
 	}
 	if a.Private {

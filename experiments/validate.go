@@ -234,7 +234,7 @@ func (c *Config) validateAmplification(add addFunc) {
 		add(key, "unknown %q (want %s, or leave it out)", amp, AmplificationWOR)
 	case !c.Private():
 		add(key, "has no effect without noise (set privacy.epsilon or a positive aggregator.noise_multiplier)")
-	case pc.Kind != participation.Uniform:
+	case !pc.Kind.Pattern().Unbounded():
 		add(key, "%s needs participation.kind uniform (a fixed-size cohort drawn uniformly each round), not %s", amp, pc.Kind)
 	case pc.Availability.Kind != "" && pc.Availability.Kind != "always":
 		add(key, "%s needs participation.availability.kind always: a cohort drawn from the clients available at the time is not a uniform sample of the population", amp)

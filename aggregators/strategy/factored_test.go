@@ -13,7 +13,7 @@ import (
 // TestFactoredMetricsMatchFormed: the O(n²) single-participation metrics of
 // the optimal strategy agree with those of the formed X and C.
 func TestFactoredMetricsMatchFormed(t *testing.T) {
-	single := participation.Schema{Kind: participation.Single}
+	single := participation.AtMostOnce
 	eta := make([]float64, 300)
 	for i := range eta {
 		eta[i] = 0.5 + 0.5*math.Cos(math.Pi*float64(i)/300)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -319,24 +320,12 @@ func workloadLabel(wl string, momentum float64, shape string, s aggregators.LRSc
 	return label
 }
 
-// mechanismSetting is the participation and workload the flags describe,
-// or why they cannot be ("" when they can).
-func mechanismSetting(part string, k, b int, wl string, n int, momentum float64, shape string, sched aggregators.LRSchedule, set map[string]bool) (participation.Schema, *strategy.Workload, string) {
-	var p participation.Schema
-	switch part {
-	case "single":
-		p.Kind = participation.Single
-		if set["k"] || set["b"] {
-			return p, nil, "-k and -b apply only to -participation kb or minsep"
-		}
-	case "kb", "minsep":
-		p.Kind = participation.Kind(part)
-		if k < 1 || b < 1 {
-			return p, nil, fmt.Sprintf("-participation %s needs -k ≥ 1 and -b ≥ 1", part)
-		}
-		p.K, p.B = k, b
-	default:
-		return p, nil, fmt.Sprintf("unknown -participation %q (want single, kb or minsep)", part)
+// mechanismSetting is the participation pattern and workload the flags
+// describe, or why they cannot be ("" when they can).
+func mechanismSetting(part string, k, b int, wl string, n int, momentum float64, shape string, sched aggregators.LRSchedule, set map[string]bool) (participation.Pattern, *strategy.Workload, string) {
+	p, msg := mechanismParticipation(part, k, b, set)
+	if msg != "" {
+		return p, nil, msg
 	}
 	if strings.HasPrefix(wl, "file:") {
 		return p, nil, "" // read by the caller
@@ -382,9 +371,45 @@ func mechanismSetting(part string, k, b int, wl string, n int, momentum float64,
 	return p, nil, fmt.Sprintf("unknown -workload %q (want prefix, momentum or identity, or -workload-file)", wl)
 }
 
+// mechanismParticipation is the pattern of -participation (a registered
+// scheme whose pattern has a sensitivity) with -k and -b, or why the flags
+// cannot be ("" when they can).
+func mechanismParticipation(part string, k, b int, set map[string]bool) (participation.Pattern, string) {
+	var usable, grouped []string
+	for _, kind := range participation.Kinds {
+		if pt := kind.Pattern(); strategy.HasSensitivity(pt) {
+			usable = append(usable, string(kind))
+			if kind.Grouped() {
+				grouped = append(grouped, string(kind))
+			}
+		}
+	}
+	kind := participation.Canonical(participation.Kind(part))
+	if !slices.Contains(usable, string(kind)) {
+		return participation.Pattern{}, fmt.Sprintf("unknown -participation %q (want %s)", part, orList(usable))
+	}
+	if !kind.Grouped() {
+		if set["k"] || set["b"] {
+			return participation.Pattern{}, fmt.Sprintf("-k and -b apply only to -participation %s", orList(grouped))
+		}
+		k, b = 0, 0
+	} else if k < 1 || b < 1 {
+		return participation.Pattern{}, fmt.Sprintf("-participation %s needs -k ≥ 1 and -b ≥ 1", part)
+	}
+	return participation.Schema{Kind: kind, K: k, B: b}.Pattern(), ""
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // checkMechanismFlags says why the strategy flags are wrong ("" when they
 // are not).
-func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[string]bool, name string, n int, nu float64, nuBands, bands, buffers int, gap, relTol float64, maxIter int) string {
+func checkMechanismFlags(m aggregators.Name, p participation.Pattern, set map[string]bool, name string, n int, nu float64, nuBands, bands, buffers int, gap, relTol float64, maxIter int) string {
 	switch {
 	case set["nu"] && !(nu >= 0 && nu < 1):
 		return "-nu must be in [0,1)"
@@ -396,7 +421,7 @@ func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[str
 		return "-buffers must be in [1, n]"
 	case set["buffers"] && buffers > strategy.BLTMaxBuffers:
 		return fmt.Sprintf("-buffers %d: blt takes at most %d buffers", buffers, strategy.BLTMaxBuffers)
-	case p.Pattern().Once() && m.Strategy == "blt" && !set["buffers"] && !set["bands"]:
+	case p.Once() && m.Strategy == "blt" && !set["buffers"] && !set["bands"]:
 		return "-strategy blt under single participation needs -buffers (or -bands: the BandMF memory to match)"
 	case !(gap > 0 && gap < 1):
 		return "-gap must be in (0,1)"
@@ -404,9 +429,9 @@ func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[str
 		return "-reltol must be in (0,1)"
 	case maxIter < 1:
 		return "-maxiter must be positive"
-	case p.Pattern().Once() && (m.Strategy == "bandmf" || m.Strategy == "toeplitz") && !set["bands"]:
+	case p.Once() && (m.Strategy == "bandmf" || m.Strategy == "toeplitz") && !set["bands"]:
 		return fmt.Sprintf("-strategy %s under single participation needs -bands", m.Strategy)
-	case p.Pattern().Once() && (m.Strategy == "multi-epoch" || m.Strategy == "multi-epoch-f" || m.Strategy == "bandmf-f"):
+	case p.Once() && (m.Strategy == "multi-epoch" || m.Strategy == "multi-epoch-f" || m.Strategy == "bandmf-f"):
 		return fmt.Sprintf("-strategy %s needs -participation kb or minsep (optimal is the single-participation optimum)", name)
 	}
 	return ""
@@ -642,7 +667,7 @@ func runAs(c strategy.Comparison, cfg strategy.Config) string {
 	case "bandmf":
 		bands := cfg.Bands
 		if bands == 0 {
-			bands = strategy.DefaultBands(cfg.Participation.B, c.Metrics.N)
+			bands = strategy.DefaultBands(cfg.Participation.Separation(), c.Metrics.N)
 		}
 		if bands > 0 {
 			s += fmt.Sprintf(" bands=%d", bands)

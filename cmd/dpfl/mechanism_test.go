@@ -260,7 +260,7 @@ func TestMechanismNuBands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	m, err := strategy.Evaluate(strategy.NewNuBanded(40, 0.05, 8), strategy.Prefix(40), participation.Schema{Kind: participation.MinSep, K: 2, B: 10})
+	m, err := strategy.Evaluate(strategy.NewNuBanded(40, 0.05, 8), strategy.Prefix(40), participation.Spaced(2, 10))
 	if err != nil {
 		t.Fatal(err)
 	}
