@@ -2,8 +2,8 @@
 // checks that the realized participation obeys the declared schema.
 //
 // A Planner plans the whole run up front under a Schema (the one
-// participation schema value of dpfl: aggregators/strategy computes
-// sensitivity for it too): client selection depends only on the run seed and
+// participation schema value of dpfl; aggregators/strategy computes
+// sensitivity for its Pattern): client selection depends only on the run seed and
 // availability, never on data, so the realized Schedule is known before
 // training and the privacy accounting is computed for the participation that
 // actually happens. Planner.Audit checks a Schedule against its schema before

@@ -117,8 +117,9 @@
 // SHA-256 checksum; corrupt or stale files are recomputed. The directory is
 // the caller's choice.
 //
-// Imports: the standard library, gonum, dpfl/participation (its Schema
-// is the schema sensitivity is computed for) and dpfl/privacy (the privacy
+// Imports: the standard library, gonum, dpfl/participation (its Pattern,
+// what one client's participations can be, is what sensitivity is computed
+// for) and dpfl/privacy (the privacy
 // part of a Report). The optional native
 // eigensolver (LAPACK dsyevd through gonum.org/v1/netlib/lapack/lapacke) is
 // compiled only with the build tag "lapack":
