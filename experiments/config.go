@@ -109,8 +109,9 @@ type ClockConfig struct {
 // AvailabilityConfig says when clients can take part.
 type AvailabilityConfig struct {
 	// Kind: always (every client, every round), diurnal (devices eligible
-	// in daily windows, mostly at night in their own time zone) or trace
-	// (intervals read from File).
+	// in daily windows, mostly at night in their own time zone), trace
+	// (intervals read from File), or another registered by
+	// RegisterAvailability.
 	Kind        string           `yaml:"kind"`
 	Zones       []TimeZoneConfig `yaml:"zones"`        // diurnal: time-zone distribution (empty: uniform over [-12, 12))
 	PeakHour    float64          `yaml:"peak_hour"`    // diurnal: local hour of highest availability

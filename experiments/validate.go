@@ -19,7 +19,7 @@ import (
 
 // Known values of the configuration's kind fields.
 var (
-	Availabilities = []string{"always", "diurnal", "trace"}
+	Availabilities []string // participation.availability.kind (RegisterAvailability)
 	LRSchedules    = []string{"constant", "linear", "cosine"}
 )
 
@@ -42,7 +42,7 @@ func (c *Config) Normalize() {
 	}
 	pc.Kind = participation.Canonical(pc.Kind)
 	if pc.Availability.Kind == "" {
-		pc.Availability.Kind = "always"
+		pc.Availability.Kind = defaultAvailability
 	}
 	if pc.Clock.RoundMinutes == 0 {
 		pc.Clock.RoundMinutes = 10
@@ -50,23 +50,12 @@ func (c *Config) Normalize() {
 	if pc.Clock.WaitMinutes == 0 {
 		pc.Clock.WaitMinutes = pc.Clock.RoundMinutes
 	}
-	if a := &pc.Availability; a.Kind == "diurnal" {
-		if a.Peak == 0 && a.Trough == 0 {
-			a.Peak, a.Trough = 0.8, 0.05
-		}
-		if a.WindowHours == 0 {
-			a.WindowHours = 4
-		}
+	if k, ok := lookupAvailability(pc.Availability.Kind); ok && k.Defaults != nil {
+		k.Defaults(&pc.Availability)
 	}
 	c.Aggregator.Normalize()
 	if c.Privacy.Accountant == "" {
-		c.Privacy.Accountant = "exact"
-		if pc.Kind.Sampled() || c.Privacy.Amplification == AmplificationWOR {
-			c.Privacy.Accountant = "rdp"
-		}
-		if c.AGD() {
-			c.Privacy.Accountant = "zcdp-cks" // DP-AGD's ledger is zCDP; the tight conversion
-		}
+		c.Privacy.Accountant = privacy.DefaultAccountant(pc.Kind.Sampled() || c.Privacy.Amplification == AmplificationWOR, c.AGD())
 	}
 	if c.Server.Optimizer == "" {
 		c.Server.Optimizer = aggregators.DefaultServerOptimizer
@@ -236,7 +225,7 @@ func (c *Config) validateAmplification(add addFunc) {
 		add(key, "has no effect without noise (set privacy.epsilon or a positive aggregator.noise_multiplier)")
 	case !pc.Kind.Pattern().Unbounded():
 		add(key, "%s needs participation.kind uniform (a fixed-size cohort drawn uniformly each round), not %s", amp, pc.Kind)
-	case pc.Availability.Kind != "" && pc.Availability.Kind != "always":
+	case !everyoneAvailable(pc.Availability):
 		add(key, "%s needs participation.availability.kind always: a cohort drawn from the clients available at the time is not a uniform sample of the population", amp)
 	case c.Aggregator.Kind != "dpfedavg":
 		add(key, "%s is accounted for aggregator.kind dpfedavg only (independent noise every round), not %s", amp, c.Aggregator.Kind)
@@ -290,7 +279,7 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 		if p.Cohort != 0 {
 			add("participation.cohort", "poisson sampling has no fixed cohort: its denominator is q × data.clients (remove cohort)")
 		}
-		if p.Availability.Kind != "always" {
+		if !everyoneAvailable(p.Availability) {
 			add("participation.availability.kind", "poisson sampling amplifies privacy only when every client is always available; selection driven by availability is not sampling")
 		}
 	default:
@@ -339,19 +328,14 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 	}
 	a := &p.Availability
 	oneOf("participation.availability.kind", a.Kind, Availabilities)
-	switch a.Kind {
-	case "diurnal":
-		spec := a.diurnalSpec()
-		if err := spec.Validate(); err != nil {
-			add("participation.availability", "%s", strings.TrimPrefix(err.Error(), "participation: "))
-		}
-	case "trace":
-		if a.File == "" {
-			add("participation.availability.file", "required for a trace (a CSV of client,start,end in simulated seconds)")
-		}
+	k, ok := lookupAvailability(a.Kind)
+	if ok && k.Validate != nil {
+		k.Validate(a, func(key, format string, args ...any) {
+			add(strings.TrimSuffix("participation.availability."+key, "."), format, args...)
+		})
 	}
-	if a.Kind != "trace" && a.File != "" {
-		add("participation.availability.file", "only availability kind trace reads a file")
+	if !readsFile(*a) && a.File != "" {
+		add("participation.availability.file", "only availability kind %s reads a file", strings.Join(availabilityTable.Names(func(k AvailabilityKind) bool { return k.ReadsFile }), " or "))
 	}
 }
 

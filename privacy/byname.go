@@ -113,3 +113,17 @@ func NewByNameSeries(name string, orders []float64, frac FractionalRDP) (func() 
 	o := AccountantOptions{Orders: slices.Clone(orders), Frac: frac}
 	return func() Accountant { return k.New(o) }, nil
 }
+
+// DefaultAccountant names the accountant a run or a calculation uses when
+// none is named: zcdp-cks when the budget is spent in zCDP (DP-AGD's
+// ledger; the tight conversion to (ε, δ)), else rdp for an event amplified
+// by sampling, else exact (the Gaussian mechanism's ε without slack).
+func DefaultAccountant(amplified, zcdpBudget bool) string {
+	switch {
+	case zcdpBudget:
+		return "zcdp-cks"
+	case amplified:
+		return "rdp"
+	}
+	return "exact"
+}
