@@ -10,6 +10,7 @@ import (
 
 	"dpfl/aggregators"
 	"dpfl/aggregators/strategy"
+	"dpfl/aggregators/strategy/filecache"
 	"dpfl/sim/rng"
 
 	"dpfl/participation"
@@ -101,7 +102,7 @@ func (p *Plan) buildStrategy(ctx context.Context, part participation.Pattern, ca
 		cache *strategy.Cache
 	)
 	if dir != "" {
-		cache = &strategy.Cache{Dir: dir, Warn: func(err error) {
+		cache = &strategy.Cache{Store: filecache.Dir(dir), Warn: func(err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			warns = append(warns, fmt.Sprintf("aggregator.cache: %v", err))

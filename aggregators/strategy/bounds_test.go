@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"dpfl/participation"
+
+	"dpfl/aggregators/strategy/filecache"
 )
 
 // TestHugeParticipation: k and b far beyond n (up to the int range) give the
@@ -89,7 +91,7 @@ func TestCacheWriteFailureWarns(t *testing.T) {
 		t.Fatal(err)
 	}
 	var warned []error
-	c := &Cache{Dir: filepath.Join(file, "sub"), Warn: func(err error) { warned = append(warned, err) }}
+	c := &Cache{Store: filecache.Dir(filepath.Join(file, "sub")), Warn: func(err error) { warned = append(warned, err) }}
 	w := Prefix(16)
 	f, err := c.BandMF(context.Background(), w, 2, LBFGSOptions{})
 	if err != nil {

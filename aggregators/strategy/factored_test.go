@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"dpfl/participation"
+
+	"dpfl/aggregators/strategy/filecache"
 )
 
 // TestFactoredMetricsMatchFormed: the O(n²) single-participation metrics of
@@ -82,7 +84,7 @@ func TestFactoredMetricsMatchFormed(t *testing.T) {
 // computed, which are those of OptimalSingle; a damaged file is recomputed.
 func TestCacheOptimalFactored(t *testing.T) {
 	dir := t.TempDir()
-	c := &Cache{Dir: dir}
+	c := &Cache{Store: filecache.Dir(dir)}
 	w := Prefix(200)
 	ctx := context.Background()
 	f1, err := c.Optimal(ctx, w, FixedPointOptions{})

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"dpfl/participation"
+
+	"dpfl/aggregators/strategy/filecache"
 )
 
 // table2 evaluates the Choquette-Choo et al. 2023 Table 2 mechanisms that do not need an
@@ -97,7 +99,7 @@ func TestSeed003Table2AllRows(t *testing.T) {
 	n, k, b := 2052, 6, 342
 	w := Prefix(n)
 	ctx := context.Background()
-	cache := &Cache{Dir: os.Getenv("DPFL_CACHE")}
+	cache := &Cache{Store: filecache.Dir(os.Getenv("DPFL_CACHE"))}
 	opt := LBFGSOptions{RelTol: 1e-6, MaxIter: 1000}
 	kb := participation.Turns(k, b)
 	ms := participation.Spaced(k, b)

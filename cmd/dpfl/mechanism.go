@@ -15,6 +15,7 @@ import (
 
 	"dpfl/aggregators"
 	"dpfl/aggregators/strategy"
+	"dpfl/aggregators/strategy/filecache"
 	"dpfl/experiments"
 	"dpfl/participation"
 	"dpfl/results/regular"
@@ -243,7 +244,7 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 		req.cfg.Nu = *agg.Nu
 	}
 	if *f.cacheDir != "" {
-		req.cfg.Cache = &strategy.Cache{Dir: *f.cacheDir, Warn: func(err error) {
+		req.cfg.Cache = &strategy.Cache{Store: filecache.Dir(*f.cacheDir), Warn: func(err error) {
 			fmt.Fprintf(stderr, "dpfl mechanism: warning: %s\n", oneLine(err))
 		}}
 	}
