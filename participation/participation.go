@@ -23,7 +23,7 @@
 // training", NeurIPS 2023, arXiv:2306.08153 (Choquette-Choo et al. 2023).
 //
 // Package participation imports only the standard library and dpfl's leaf
-// package sim/rng.
+// packages sim/rng and sim/registry.
 package participation
 
 // Schedule is a realized participation pattern: Rounds[t] lists the clients
