@@ -14,8 +14,9 @@
 // memory estimate and the run ID read the registered kinds. Each is one
 // file that registers it, in any package; a kind with new YAML keys also
 // touches the config struct that holds them (aggregators/config.go,
-// datasets/config.go, models/model.go, or AvailabilityConfig and
-// ServerConfig here); CONTRIBUTING.md walks through each.
+// models/model.go, or AvailabilityConfig and ServerConfig here; a
+// dataset's key struct stays in its file, datasets.Kind.Own);
+// CONTRIBUTING.md walks through each.
 //
 // Papers cited by short name:
 //   - Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu (2023),
