@@ -115,6 +115,15 @@ func TestRegisteredDatasetKeys(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.data, err, c.want)
 		}
 	}
+	// A grid varies the key as any other.
+	grid := strings.Replace(blobsRun, "dataset: blobs,", "dataset: stripes,", 1) + "grid:\n  data.spread: [0.1, 0.2]\n"
+	g, err := experiments.ParseGrid([]byte(grid), "stripes-grid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Points) != 2 || g.Points[0].Config.Data.Own["spread"] != 0.1 || g.Points[1].Config.Data.Own["spread"] != 0.2 {
+		t.Errorf("grid points %+v", g.Points)
+	}
 	if keys := datasets.LookupKind("stripes").Keys(); fmt.Sprint(keys) != "[spread]" {
 		t.Errorf("Keys = %v", keys)
 	}
