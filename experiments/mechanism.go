@@ -192,10 +192,13 @@ func (c *Config) serverOptimizer() aggregators.ServerOptimizer {
 }
 
 // lrSchedule is the server's learning-rate schedule.
-func (c *Config) lrSchedule() aggregators.LRSchedule {
-	sv := c.Server
+func (c *Config) lrSchedule() aggregators.LRSchedule { return c.Server.Schedule(c.Rounds) }
+
+// Schedule is the learning-rate schedule the (valid) keys describe for a
+// run of the given rounds.
+func (sv ServerConfig) Schedule(rounds int) aggregators.LRSchedule {
 	shape := map[string]aggregators.LRShape{"linear": aggregators.LinearLR, "cosine": aggregators.CosineLR}[sv.LRSchedule]
-	s := aggregators.LRSchedule{Shape: shape, Rounds: c.Rounds, Warmup: sv.WarmupRounds, Cooldown: sv.CooldownRounds}
+	s := aggregators.LRSchedule{Shape: shape, Rounds: rounds, Warmup: sv.WarmupRounds, Cooldown: sv.CooldownRounds}
 	if sv.FinalLRFraction != nil {
 		s.Final = *sv.FinalLRFraction
 	}

@@ -14,6 +14,7 @@ import (
 	"dpfl/models"
 	"dpfl/participation"
 	"dpfl/privacy"
+	"dpfl/sim/registry"
 	"dpfl/sim/rng"
 )
 
@@ -61,17 +62,11 @@ func (c *Config) Normalize() {
 		c.Server.Optimizer = aggregators.DefaultServerOptimizer
 	}
 	sv := &c.Server
-	if sv.LRSchedule == "" {
-		sv.LRSchedule = "constant"
-	}
+	sv.NormalizeSchedule()
 	if k, ok := aggregators.LookupServerOptimizer(sv.Optimizer); ok && k.Defaults != nil {
 		p := sv.params()
 		k.Defaults(&p)
 		sv.setParams(p)
-	}
-	if sv.CooldownRounds > 0 && sv.FinalLRFraction == nil {
-		f := 0.05
-		sv.FinalLRFraction = &f
 	}
 	if c.Eval.Every == 0 && c.Rounds > 0 {
 		c.Eval.Every = max(1, c.Rounds/20)
@@ -147,7 +142,7 @@ func (l Limits) Validate(c *Config, src *Source) error {
 		add("server.momentum", "%v must be in [0, 1)", c.Server.Momentum)
 	}
 	c.validateOptimizer(add)
-	c.validateSchedule(add, oneOf)
+	c.validateSchedule(add)
 	c.validateAudit(add, oneOf, src)
 	if c.Rounds > 0 || src.Line("eval.every") > 0 {
 		positiveInt("eval.every", c.Eval.Every) // (its default is rounds/20)
@@ -339,33 +334,54 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 	}
 }
 
-func (c *Config) validateSchedule(add addFunc, oneOf oneOfFunc) {
-	sv := &c.Server
-	oneOf("server.lr_schedule", sv.LRSchedule, LRSchedules)
+func (c *Config) validateSchedule(add addFunc) {
+	c.Server.CheckSchedule(c.Rounds, func(key, format string, args ...any) { add("server."+key, format, args...) })
+}
+
+// NormalizeSchedule fills the defaults of the learning-rate schedule's
+// keys: lr_schedule constant, and a final fraction of 0.05 after a
+// cooldown.
+func (sv *ServerConfig) NormalizeSchedule() {
+	if sv.LRSchedule == "" {
+		sv.LRSchedule = "constant"
+	}
+	if sv.CooldownRounds > 0 && sv.FinalLRFraction == nil {
+		f := 0.05
+		sv.FinalLRFraction = &f
+	}
+}
+
+// CheckSchedule reports the problems of the (normalized) learning-rate
+// schedule's keys (lr_schedule, warmup_rounds, cooldown_rounds,
+// final_lr_fraction) for a run of the given rounds, keys relative to the
+// server section: the one validation of these keys, for a run's
+// configuration and for dpfl mechanism's flags.
+func (sv *ServerConfig) CheckSchedule(rounds int, add registry.Problems) {
+	registry.OneOf(add, "lr_schedule", sv.LRSchedule, LRSchedules)
 	if sv.LRSchedule == "constant" {
 		if sv.WarmupRounds != 0 {
-			add("server.warmup_rounds", "only lr_schedule linear or cosine has a warmup")
+			add("warmup_rounds", "only lr_schedule linear or cosine has a warmup")
 		}
 		if sv.CooldownRounds != 0 {
-			add("server.cooldown_rounds", "only lr_schedule linear or cosine has a cooldown")
+			add("cooldown_rounds", "only lr_schedule linear or cosine has a cooldown")
 		}
 	} else if slices.Contains(LRSchedules, sv.LRSchedule) {
 		switch {
 		case sv.WarmupRounds < 0:
-			add("server.warmup_rounds", "%d must not be negative", sv.WarmupRounds)
+			add("warmup_rounds", "%d must not be negative", sv.WarmupRounds)
 		case sv.CooldownRounds < 0:
-			add("server.cooldown_rounds", "%d must not be negative", sv.CooldownRounds)
+			add("cooldown_rounds", "%d must not be negative", sv.CooldownRounds)
 		case sv.WarmupRounds == 0 && sv.CooldownRounds == 0:
-			add("server.lr_schedule", "%s needs warmup_rounds or cooldown_rounds (or use constant)", sv.LRSchedule)
-		case c.Rounds > 0 && (sv.WarmupRounds > c.Rounds || sv.CooldownRounds > c.Rounds-sv.WarmupRounds):
-			add("server.cooldown_rounds", "warmup_rounds %d + cooldown_rounds %d exceed rounds = %d", sv.WarmupRounds, sv.CooldownRounds, c.Rounds)
+			add("lr_schedule", "%s needs warmup_rounds or cooldown_rounds (or use constant)", sv.LRSchedule)
+		case rounds > 0 && (sv.WarmupRounds > rounds || sv.CooldownRounds > rounds-sv.WarmupRounds):
+			add("cooldown_rounds", "warmup_rounds %d + cooldown_rounds %d exceed rounds = %d", sv.WarmupRounds, sv.CooldownRounds, rounds)
 		}
 	}
 	if f := sv.FinalLRFraction; f != nil {
 		if sv.CooldownRounds <= 0 {
-			add("server.final_lr_fraction", "only a cooldown (cooldown_rounds > 0) has a final fraction")
+			add("final_lr_fraction", "only a cooldown (cooldown_rounds > 0) has a final fraction")
 		} else if !(*f >= 0 && *f <= 1) {
-			add("server.final_lr_fraction", "%v must be in [0, 1]", *f)
+			add("final_lr_fraction", "%v must be in [0, 1]", *f)
 		}
 	}
 }

@@ -335,20 +335,9 @@ func mechanismSetting(part string, k, b int, wl string, n int, momentum float64,
 	if strings.HasPrefix(wl, "file:") {
 		return p, nil, "" // read by the caller
 	}
-	shapes := map[string]aggregators.LRShape{"constant": aggregators.ConstantLR, "linear": aggregators.LinearLR, "cosine": aggregators.CosineLR}
-	sh, ok := shapes[shape]
-	if !ok {
-		return p, nil, fmt.Sprintf("unknown -lr-schedule %q (want constant, linear or cosine)", shape)
-	}
-	sched.Shape = sh
-	if sh == aggregators.ConstantLR && (set["warmup"] || set["cooldown"] || set["final-lr"]) {
-		return p, nil, "-warmup, -cooldown and -final-lr need -lr-schedule linear or cosine"
-	}
-	if set["final-lr"] && sched.Cooldown == 0 {
-		return p, nil, "-final-lr needs a -cooldown"
-	}
-	if err := sched.Validate(); err != nil {
-		return p, nil, strings.TrimPrefix(err.Error(), "aggregators: ")
+	sched, msg = scheduleFlags(shape, sched, n, set)
+	if msg != "" {
+		return p, nil, msg
 	}
 	eta := sched.Factors()
 	for _, e := range eta {
@@ -374,6 +363,30 @@ func mechanismSetting(part string, k, b int, wl string, n int, momentum float64,
 		return p, strategy.IdentityWorkload(n), ""
 	}
 	return p, nil, fmt.Sprintf("unknown -workload %q (want prefix, momentum or identity, or -workload-file)", wl)
+}
+
+// scheduleKeyFlags names the flags of the server section's learning-rate
+// schedule keys.
+var scheduleKeyFlags = map[string]string{"lr_schedule": "lr-schedule", "warmup_rounds": "warmup", "cooldown_rounds": "cooldown", "final_lr_fraction": "final-lr"}
+
+// scheduleFlags is the learning-rate schedule of -lr-schedule, -warmup,
+// -cooldown and -final-lr over n rounds, or why they cannot be: the flags
+// are parsed into an experiments.ServerConfig, given its defaults and
+// checked by its validation (ServerConfig.CheckSchedule), as the server
+// section of a run's configuration is; the problems name the flags.
+func scheduleFlags(shape string, s aggregators.LRSchedule, n int, set map[string]bool) (aggregators.LRSchedule, string) {
+	sv := experiments.ServerConfig{LRSchedule: shape, WarmupRounds: s.Warmup, CooldownRounds: s.Cooldown}
+	if set["final-lr"] {
+		sv.FinalLRFraction = &s.Final
+	}
+	sv.NormalizeSchedule()
+	msg := ""
+	sv.CheckSchedule(n, func(key, format string, args ...any) {
+		if msg == "" {
+			msg = "-" + scheduleKeyFlags[key] + ": " + fmt.Sprintf(format, args...)
+		}
+	})
+	return sv.Schedule(n), msg
 }
 
 // mechanismParticipation is the schema of -participation (a registered

@@ -356,9 +356,9 @@ func TestMechanismWorkloads(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"-n", "10", "-workload", "ramp"}, "unknown -workload \"ramp\""},
-		{[]string{"-n", "10", "-lr-schedule", "step"}, "unknown -lr-schedule"},
-		{[]string{"-n", "10", "-cooldown", "3"}, "need -lr-schedule linear or cosine"},
-		{[]string{"-n", "10", "-lr-schedule", "linear", "-cooldown", "11"}, "must be non-negative and fit in 10 rounds"},
+		{[]string{"-n", "10", "-lr-schedule", "step"}, `-lr-schedule: unknown value "step"`},
+		{[]string{"-n", "10", "-cooldown", "3"}, "-cooldown: only lr_schedule linear or cosine has a cooldown"},
+		{[]string{"-n", "10", "-lr-schedule", "linear", "-cooldown", "11"}, "-cooldown: warmup_rounds 0 + cooldown_rounds 11 exceed rounds = 10"},
 		{[]string{"-n", "10", "-lr-schedule", "linear", "-cooldown", "3", "-final-lr", "0"}, "would not be invertible"},
 		{[]string{"-n", "10", "-workload", "identity", "-momentum", "0.5"}, "do not apply to -workload identity"},
 		{[]string{"-n", "10", "-workload-file", file}, "-n 10, but the workload in"},
@@ -485,6 +485,30 @@ func TestMechanismFlagsAreKeys(t *testing.T) {
 		code, _, errs := runMechanism(t, "-n", "8", "-strategy", c.kind, "-"+c.flag, c.value, "-cache", "")
 		if want := "dpfl mechanism: -" + c.flag + ": " + yamlReason + "\n"; code != 2 || errs != want {
 			t.Errorf("-%s %s: exit %d %q, want %q", c.flag, c.value, code, errs, want)
+		}
+	}
+	// The learning-rate schedule's flags are the server section's keys.
+	const server = "name: t\nrounds: 8\ndata: {dataset: mnist, clients: 100}\nmodel: {kind: logreg}\nclient: {lr: 0.1}\n" +
+		"participation: {cohort: 10}\naggregator: {clip: 1, noise_multiplier: 0}\nserver: {lr: 1, %s}\n"
+	for _, c := range []struct {
+		yaml, key string
+		flags     []string
+	}{
+		{"lr_schedule: step", "lr_schedule", []string{"-lr-schedule", "step"}},
+		{"lr_schedule: linear", "lr_schedule", []string{"-lr-schedule", "linear"}},
+		{"warmup_rounds: 2", "warmup_rounds", []string{"-warmup", "2"}},
+		{"lr_schedule: cosine, cooldown_rounds: 9", "cooldown_rounds", []string{"-lr-schedule", "cosine", "-cooldown", "9"}},
+		{"lr_schedule: linear, cooldown_rounds: 2, final_lr_fraction: 2", "final_lr_fraction", []string{"-lr-schedule", "linear", "-cooldown", "2", "-final-lr", "2"}},
+	} {
+		_, _, err := experiments.Load([]byte(fmt.Sprintf(server, c.yaml)), "c.yaml")
+		_, yamlReason, ok := strings.Cut(fmt.Sprint(err), "server."+c.key+": ")
+		if !ok {
+			t.Fatalf("%s: %v", c.yaml, err)
+		}
+		yamlReason, _, _ = strings.Cut(yamlReason, "\n")
+		code, _, errs := runMechanism(t, append([]string{"-n", "8", "-strategy", "identity", "-cache", ""}, c.flags...)...)
+		if want := "dpfl mechanism: -" + scheduleKeyFlags[c.key] + ": " + yamlReason + "\n"; code != 2 || errs != want {
+			t.Errorf("%v: exit %d %q, want %q", c.flags, code, errs, want)
 		}
 	}
 	for _, args := range [][]string{
