@@ -53,6 +53,7 @@ func TestMechanismSensitivityGlue(t *testing.T) {
 // TestCorrelatedAggregatorsTrain: short private runs with each correlated
 // aggregator learn well above chance on MNIST.
 func TestCorrelatedAggregatorsTrain(t *testing.T) {
+	t.Parallel()
 	for _, agg := range []string{"  kind: tree\n", "  kind: tree\n  restart_every: 4\n", "  kind: bandmf\n", "  kind: nu-ftrl\n  memory: regenerate\n", "  kind: optimal-mf\n", "  kind: blt\n"} {
 		y := aggRun(12, "  kind: minsep\n  cohort: 200\n  k: 2\n  b: 5\n", agg+"  cache: "+t.TempDir()+"\n")
 		res, dir := runConfig(t, strings.Replace(y, "clients: 2000", "clients: 6000", 1), 2)

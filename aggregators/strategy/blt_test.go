@@ -130,6 +130,7 @@ func TestBLTGradient(t *testing.T) {
 // n = 1024 (not run here: BandMF at that size is slow) m = 1/2/4: BLT
 // 12236/9739/9572 vs BandMF 265469/179401/110862.
 func TestBLTBeatsBandMF(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	type cs struct {
 		n, m int
@@ -168,6 +169,7 @@ func TestOptimizeBLTDecayAtOne(t *testing.T) {
 	if testing.Short() {
 		t.Skip("optimizes 8-buffer BLTs for 1,000 rounds: skipped with -short")
 	}
+	t.Parallel()
 	for _, p := range []participation.Pattern{participation.Turns(2, 250), participation.Spaced(50, 20)} {
 		s, err := OptimizeBLT(context.Background(), Prefix(1000), 8, p, LBFGSOptions{})
 		if err != nil {

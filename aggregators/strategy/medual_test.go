@@ -97,6 +97,7 @@ func TestQuadInverseSqrt(t *testing.T) {
 // and a dual bound that is below the L-BFGS loss (so a valid bound) and
 // within the reported gap of it.
 func TestMEDualMatchesLBFGS(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	eta := make([]float64, 90)
 	for i := range eta {

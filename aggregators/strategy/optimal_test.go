@@ -93,6 +93,7 @@ func TestOptimalDualityAndOrdering(t *testing.T) {
 }
 
 func TestOptimalMomentumWorkload(t *testing.T) {
+	t.Parallel()
 	// Independent implementation (float64): β = 0 with cooldown, n = 256: optimal 1502.253, and the
 	// prefix-optimal C applied to this workload gives 1507.484 (3 decimals).
 	n := 256
@@ -143,6 +144,7 @@ func TestOptimalAndersonMatchesPlain(t *testing.T) {
 }
 
 func TestOptimalN1024(t *testing.T) {
+	t.Parallel()
 	// Independent implementation (float64): loss 8944.3292, C[0][0] = 0.39549, C[1][0] = 0.23536,
 	// C[1][1] = 0.41994, C[n−1][n−1] = 1. The reference stopped at gap 1e-9;
 	// the loss is quadratic at the optimum, so its X (and C) is only pinned

@@ -152,6 +152,7 @@ func TestTreeMinSepAgainstBruteForce(t *testing.T) {
 }
 
 func TestTreeSensitivityN2052(t *testing.T) {
+	t.Parallel()
 	// Exact integers, also from the independent implementation.
 	tr := NewTree(2052, TreeVanilla)
 	s, _ := tr.Sensitivity(participation.AtMostOnce)
@@ -186,6 +187,7 @@ func TestVecSensSmall(t *testing.T) {
 }
 
 func TestSqrtSensitivityN2052(t *testing.T) {
+	t.Parallel()
 	// Independent implementation (float64): C = S^{1/2}: single 1.8692, (6,342) 6.0994 (4 decimals).
 	nu := NewNu(2052, 0)
 	s, _ := nu.Sensitivity(participation.AtMostOnce)

@@ -105,6 +105,7 @@ func TestOptimalFastMatchesDense(t *testing.T) {
 // smooth v like the fixed point's (tolerance 1e-9 on ‖QQᵀ − I‖∞; measured
 // ≈ 6e-11 at n = 2048). The dual certificate inherits this accuracy.
 func TestEigBidiagOrthogonalityN1024(t *testing.T) {
+	t.Parallel()
 	n := 1024
 	bd, bs, _ := Prefix(n).bidiagInverse()
 	v := func(i int) float64 { return 1 + 0.5*math.Sin(3*float64(i)/float64(n)) }
