@@ -253,9 +253,9 @@ func (c *Config) StrategyName() string {
 
 // StrategyConfig is what strategy.Build needs, besides the name, to build the
 // configured strategy for the run r whose realized participation is
-// contained in part (see ContainingSchema), with the optimized strategies
+// contained in part (see ContainingPattern), with the optimized strategies
 // cached in cache (nil: none).
-func (c *Config) StrategyConfig(r Run, part participation.Schema, cache *strategy.Cache) strategy.Config {
+func (c *Config) StrategyConfig(r Run, part participation.Pattern, cache *strategy.Cache) strategy.Config {
 	w := strategy.Prefix(r.Rounds)
 	if c.Workload == "server" {
 		w = strategy.Momentum(r.Rounds, r.Momentum, r.LR.Factors())

@@ -79,18 +79,16 @@
 // gradient is a ClippedSum (AGD.Release), its noisy max takes the cohort's
 // clipped loss sums (AGD.Choose), and package sim's AGD algorithm drives it.
 //
-// Adding an aggregator kind touches three files (CONTRIBUTING.md walks
-// through them):
-//
-//   - aggregators/strategy/NAME.go: its strategy, a strategy.Strategy (with
-//     the optional interfaces that apply), registered by strategy.Register
-//     in the file's init function; its own parameters are a type of that
-//     file, read by its Builder from strategy.Config.Params.
-//   - aggregators/kinds.go: its entry in Kinds (name, doc, flags, and the
-//     functions giving its parameters, defaults, validation, strategy name,
-//     strategy configuration and noise memory), with its parameter struct.
-//   - aggregators/config.go: that struct inlined at the end of Config (only
-//     when it has YAML keys).
+// Adding an aggregator kind is one file, in any package (CONTRIBUTING.md
+// walks through it): its strategy, a strategy.Strategy registered by
+// strategy.Register (its own parameters a type of that file, read by its
+// Builder from strategy.Config.Params), and its kind, registered by
+// Register. A kind with YAML keys of its own is built in: its strategy in
+// aggregators/strategy/NAME.go, its entry in Kinds (aggregators/kinds.go:
+// name, doc, flags, and the functions giving its parameters, defaults,
+// validation, strategy name, strategy configuration and noise memory) with
+// its parameter struct, and that struct inlined at the end of Config
+// (aggregators/config.go).
 //
 // Names (one mechanism name per kind and strategy), dpfl mechanism, and
 // experiments' decoding, validation, planning, accounting and memory

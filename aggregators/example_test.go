@@ -25,7 +25,7 @@ func ExampleNewMechanism() {
 		return
 	}
 	st := sched.Stats()
-	part := aggregators.ContainingSchema(declared, st)
+	part := aggregators.ContainingPattern(declared, st)
 	s := strategy.NewTree(rounds, strategy.TreeOnline) // strategy.NewIdentity(rounds) for DP-FedAvg
 	m, err := aggregators.NewMechanism(s, declared, sched, st)
 	if err != nil {

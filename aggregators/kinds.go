@@ -122,6 +122,16 @@ func Register(k Kind) {
 	addName(&Kinds[len(Kinds)-1])
 }
 
+// ValidateOwn reports the problems of the kind's own keys in c for the run
+// r (keys relative to the aggregator section), by the validation the YAML
+// section gets: for callers that set the keys otherwise (dpfl mechanism's
+// flags).
+func (k *Kind) ValidateOwn(c *Config, r Run, add Problems) {
+	if k.validate != nil {
+		k.validate(c, r, add)
+	}
+}
+
 // strategyName is the strategy.Build name of the kind for c.
 func (k *Kind) strategyName(c *Config) string {
 	if k.strategy != nil {
@@ -180,8 +190,8 @@ func (t *TreeConfig) validate(r Run, add Problems) {
 	registry.OneOf(add, "estimator", t.Estimator, Estimators)
 	registry.OneOf(add, "restart", t.Restart, treeRestarts)
 	switch {
-	case t.RestartEvery < 0:
-		add("restart_every", "%d must not be negative (0: no restarts)", t.RestartEvery)
+	case t.RestartEvery < 0 || r.Rounds > 0 && t.RestartEvery > r.Rounds:
+		add("restart_every", "%d must be in [1, rounds] (0: no restarts)", t.RestartEvery)
 	case t.RestartEvery > 0 && t.Restart == "epoch":
 		add("restart_every", "set either restart: epoch or restart_every, not both")
 	case t.Restart == "epoch" && !hasEpochs(r):
@@ -243,9 +253,9 @@ func (o *OptimalConfig) strategy() string {
 }
 
 func (o *OptimalConfig) configure(r Run, sc *strategy.Config) {
-	if o.MultiEpoch && sc.Participation.Pattern().Once() {
+	if o.MultiEpoch && sc.Participation.Once() {
 		// Optimized for the schema's b even when no client took part twice.
-		sc.Participation = participation.Schema{Kind: participation.MinSep, K: 1, B: r.Participation.B}
+		sc.Participation = participation.Spaced(1, r.Participation.B)
 	}
 }
 

@@ -23,11 +23,11 @@ import (
 // need from it.
 type Mechanism struct {
 	Strategy strategy.Strategy
-	// Schema is the participation schema Sensitivity is computed for: one
-	// that contains every participation pattern of the realized schedule
+	// Pattern is the participation pattern Sensitivity is computed for: one
+	// that contains every client's participations in the realized schedule
 	// (see NewMechanism).
-	Schema      participation.Schema
-	Sensitivity strategy.Sensitivity // of Strategy under Schema, for clip 1
+	Pattern     participation.Pattern
+	Sensitivity strategy.Sensitivity // of Strategy under Pattern, for clip 1
 	// Sampling is the Poisson sampling of the clients (nil: none). With it,
 	// the mechanism is accounted as sampled Gaussians, one per chance a
 	// client has to take part, at sensitivity 1 in units of Sensitivity
@@ -93,7 +93,7 @@ func (s *Sampling) chances(t int) int {
 }
 
 // NewMechanism plans the mechanism of strategy s (built for
-// ContainingSchema(declared, st)) on a realized schedule, planned and
+// ContainingPattern(declared, st)) on a realized schedule, planned and
 // audited under the declared schema, with statistics st. Its sensitivity is
 // computed for:
 //   - sampled schemas (poisson, kb-poisson): one participation (the
@@ -102,7 +102,7 @@ func (s *Sampling) chances(t int) int {
 //     at most k participations, k the realized maximum (sens = √k; the
 //     rounds are accounted as the composition of each client's realized
 //     participations, so only their number matters);
-//   - other strategies: ContainingSchema(declared, st), accounted as one
+//   - other strategies: ContainingPattern(declared, st), accounted as one
 //     Gaussian mechanism over the whole run.
 //
 // The denominator is the schedule's target cohort, or under sampling the
@@ -124,17 +124,17 @@ func NewMechanism(s strategy.Strategy, declared participation.Schema, sched *par
 	}
 	switch {
 	case m.Sampling != nil:
-		m.Schema = participation.Schema{Kind: participation.Single}
+		m.Pattern = participation.AtMostOnce
 	case m.Independent():
-		m.Schema = participation.Schema{Kind: participation.Single}
+		m.Pattern = participation.AtMostOnce
 		if k > 1 {
-			m.Schema = participation.Schema{Kind: participation.MinSep, K: k, B: max(1, st.MinSeparation)}
+			m.Pattern = participation.Spaced(k, max(1, st.MinSeparation))
 		}
 		m.participations = sched.ParticipationsThrough()
 	default:
-		m.Schema = ContainingSchema(declared, st)
+		m.Pattern = ContainingPattern(declared, st)
 	}
-	sens, err := s.Sensitivity(m.Schema)
+	sens, err := s.Sensitivity(m.Pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -142,25 +142,26 @@ func NewMechanism(s strategy.Strategy, declared participation.Schema, sched *par
 	return m, nil
 }
 
-// ContainingSchema is the schema a correlated strategy is built and its
-// sensitivity computed for, given the declared schema and the realized
-// schedule's statistics: one that contains every realized participation
-// pattern. It is single participation when no client takes part twice (and
-// for kb-poisson, whose one participation per group turn is amplified); the
-// declared (k,b) schema; for min-sep the declared one tightened by the
-// realized maximum k and smallest separation; for other schemas the b-min-sep
-// pattern set with the realized maximum k and smallest separation b.
-func ContainingSchema(declared participation.Schema, st participation.Stats) participation.Schema {
+// ContainingPattern is the participation pattern a correlated strategy is
+// built and its sensitivity computed for, given the declared schema and the
+// realized schedule's statistics: one that contains every client's realized
+// participations. It is at most one participation when no client takes part
+// twice (and for groups sampled in turns, whose one participation per turn
+// is amplified); the declared groups taking turns; a declared minimum
+// separation tightened by the realized maximum k and smallest separation;
+// otherwise at most the realized maximum k, at least the realized smallest
+// separation apart.
+func ContainingPattern(declared participation.Schema, st participation.Stats) participation.Pattern {
 	k := max(1, st.MaxParticipations)
 	switch pt := declared.Pattern(); {
 	case k == 1 || pt.SampledTurns():
-		return participation.Schema{Kind: participation.Single}
+		return participation.AtMostOnce
 	case pt.Groups > 0 && !pt.Sampled():
-		return participation.Schema{Kind: participation.KB, K: pt.MaxParticipations, B: pt.Groups}
+		return participation.Turns(pt.MaxParticipations, pt.Groups)
 	case pt.MinSeparation > 0 && !pt.Sampled():
-		return participation.Schema{Kind: participation.MinSep, K: min(pt.MaxParticipations, k), B: max(pt.MinSeparation, st.MinSeparation)}
+		return participation.Spaced(min(pt.MaxParticipations, k), max(pt.MinSeparation, st.MinSeparation))
 	}
-	return participation.Schema{Kind: participation.MinSep, K: k, B: max(1, st.MinSeparation)}
+	return participation.Spaced(k, max(1, st.MinSeparation))
 }
 
 // Independent reports whether the mechanism's noise is independent in every
@@ -278,16 +279,16 @@ func (m *Mechanism) SensitivityFor() string {
 		return fmt.Sprintf("for one participation, each of the %d groups Poisson-sampled with q = %g in its rounds (amplified)", m.Sampling.Groups, m.Sampling.Q)
 	case m.Sampling != nil:
 		return fmt.Sprintf("for one Poisson-sampled round (q = %g, amplified)", m.Sampling.Q)
-	case m.Independent() && m.Schema.Pattern().Once():
+	case m.Independent() && m.Pattern.Once():
 		return "for one participation per client"
 	case m.Independent():
-		return fmt.Sprintf("for at most %d participations per client (√k)", m.Schema.K)
+		return fmt.Sprintf("for at most %d participations per client (√k)", m.Pattern.MaxParticipations)
 	}
 	bound := "exact"
 	if !m.Sensitivity.Exact {
 		bound = "an upper bound"
 	}
-	return fmt.Sprintf("for %s over %d rounds under %s (%s)", m.Strategy.String(), m.Strategy.N(), m.Schema, bound)
+	return fmt.Sprintf("for %s over %d rounds under %s (%s)", m.Strategy.String(), m.Strategy.N(), m.Pattern, bound)
 }
 
 // Parameters are the strategy's own parameters (its tuned ν, its BLT

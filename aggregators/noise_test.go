@@ -42,7 +42,7 @@ func strategies(t *testing.T, n int) []strategy.Strategy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bltOpt, err := strategy.OptimizeBLT(ctx, w, 2, participation.Schema{Kind: participation.Single}, strategy.LBFGSOptions{})
+	bltOpt, err := strategy.OptimizeBLT(ctx, w, 2, participation.AtMostOnce, strategy.LBFGSOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"dpfl/sim/registry"
 )
 
 // DefaultServerOptimizer is the server optimizer of a run configuration
@@ -47,10 +49,10 @@ type ServerOptimizerKind struct {
 	New func(p ServerParams, s LRSchedule) ServerOptimizer
 }
 
-var serverOptimizers struct {
-	kinds  []*ServerOptimizerKind
-	byName map[string]*ServerOptimizerKind
-}
+var (
+	serverOptimizers     []ServerOptimizerKind
+	serverOptimizerTable = registry.Table[ServerOptimizerKind]{List: &serverOptimizers, Name: func(k ServerOptimizerKind) string { return k.Name }}
+)
 
 // RegisterServerOptimizer adds the kind k. It panics on an empty name, a
 // missing New, a key outside ServerParams or a name already taken
@@ -64,35 +66,18 @@ func RegisterServerOptimizer(k ServerOptimizerKind) {
 			panic(fmt.Sprintf("aggregators: server optimizer %q reads unknown key %q", k.Name, key))
 		}
 	}
-	if serverOptimizers.byName == nil {
-		serverOptimizers.byName = map[string]*ServerOptimizerKind{}
-	}
-	if _, dup := serverOptimizers.byName[k.Name]; dup {
-		panic(fmt.Sprintf("aggregators: server optimizer %q registered twice", k.Name))
-	}
-	p := &k
-	serverOptimizers.byName[k.Name] = p
-	serverOptimizers.kinds = append(serverOptimizers.kinds, p)
+	serverOptimizerTable.Register(k)
 }
 
 // LookupServerOptimizer returns the kind called name.
 func LookupServerOptimizer(name string) (ServerOptimizerKind, bool) {
-	if k, ok := serverOptimizers.byName[name]; ok {
-		return *k, true
-	}
-	return ServerOptimizerKind{}, false
+	return serverOptimizerTable.Lookup(name)
 }
 
 // ServerOptimizerNames lists the server optimizers: the default first, then
 // the others in the order they registered.
 func ServerOptimizerNames() []string {
-	names := []string{DefaultServerOptimizer}
-	for _, k := range serverOptimizers.kinds {
-		if k.Name != DefaultServerOptimizer {
-			names = append(names, k.Name)
-		}
-	}
-	return names
+	return append([]string{DefaultServerOptimizer}, serverOptimizerTable.Names(func(k ServerOptimizerKind) bool { return k.Name != DefaultServerOptimizer })...)
 }
 
 // serverKeys are the keys of ServerParams besides lr.
@@ -140,12 +125,7 @@ func refuseUnused(p ServerParams, keys []string, problem Problems) {
 		if !p.set(key) {
 			continue
 		}
-		var users []string
-		for _, k := range serverOptimizers.kinds {
-			if slices.Contains(k.Keys, key) {
-				users = append(users, k.Name)
-			}
-		}
+		users := serverOptimizerTable.Names(func(k ServerOptimizerKind) bool { return slices.Contains(k.Keys, key) })
 		switch len(users) {
 		case 0:
 			problem(key, "no server.optimizer uses it")

@@ -44,7 +44,7 @@ func (m *Mechanism) WithoutReplacement(sched *participation.Schedule) (*Mechanis
 	}
 	c := *m
 	c.WOR = &WithoutReplacement{Population: sched.NumClients, Cohort: sched.Cohort}
-	c.Schema = participation.Schema{Kind: participation.Single}
+	c.Pattern = participation.AtMostOnce
 	c.Sensitivity = strategy.Sensitivity{Value: 2, Exact: true, Method: "replace-one: one client's clipped update replaced by another's"}
 	c.participations = nil
 	return &c, nil

@@ -3,10 +3,13 @@ package datasets
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 
 	"dpfl/sim/registry"
 	"dpfl/sim/rng"
@@ -58,6 +61,12 @@ type Config struct {
 	TokenConfig  `yaml:",inline"`
 	SplitConfig  `yaml:",inline"`
 	DigitsConfig `yaml:",inline"`
+	// Own holds the keys of the datasets registered with a key struct of
+	// their own (Kind.Own), from any package, as the YAML gave them; the
+	// dataset reads them with OwnKeys. A key no registered struct has is
+	// refused when the section is decoded, and a key of another dataset's
+	// struct by Validate. Empty for the built-in datasets.
+	Own map[string]any `yaml:",inline"`
 }
 
 // Kind is one dataset: its name, partitions and own keys, their defaults and
@@ -99,6 +108,14 @@ type Kind struct {
 	Inputs     func(c *Config, l *Loader) ([]Input, error)
 	Shape      func(c *Config, textModel bool) (dim, classes, bytes float64)
 
+	// Own, if not nil, returns a new value (a struct pointer) of the
+	// dataset's own key struct, YAML tags and doc comments: for a dataset
+	// with keys of its own registered from any package. Its keys are
+	// decoded into Config.Own (each checked against its field's type) and
+	// read by OwnKeys; each must be zero by default (zero keys are left out
+	// of the run ID's hash).
+	Own func() any
+
 	params []func(c *Config) any // the inlined structs of Config it owns
 }
 
@@ -118,7 +135,8 @@ type Partition struct {
 // Kinds lists the datasets, in increasing Order. To add one: its file (the
 // reader, and its Kind value with defaults, validation and loading,
 // registered in the file's init function); a dataset with keys of its own
-// also inlines its key struct at the end of Config.
+// returns its key struct from Kind.Own (the built-in ones inline theirs at
+// the end of Config).
 var Kinds []*Kind
 
 // Register adds the dataset k to Kinds at its Order (from an init function
@@ -277,6 +295,7 @@ func (c *Config) Validate(add Problems, given func(key string) bool) {
 			}
 		}
 	}
+	c.validateOwn(k, add)
 	if c.FromData() || (k == nil && slices.Contains([]string{"writer", "user"}, c.Partition)) {
 		if c.Clients < 0 {
 			add("clients", "%d must not be negative (0 or unset: every %s in the data)", c.Clients, c.Partition)
@@ -297,6 +316,63 @@ func (c *Config) Validate(add Problems, given func(key string) bool) {
 	if k != nil && k.Validate != nil {
 		k.Validate(c, add, given)
 	}
+}
+
+// validateOwn refuses the keys of Own that the dataset k does not own, and
+// those that do not decode into its key struct.
+func (c *Config) validateOwn(k *Kind, add Problems) {
+	var mine []string
+	if k != nil && k.Own != nil {
+		mine = registry.Keys(k.Own())
+	}
+	keys := slices.Sorted(maps.Keys(c.Own))
+	for _, key := range keys {
+		if !slices.Contains(mine, key) {
+			var users []string
+			for _, o := range Kinds {
+				if o.Own != nil && slices.Contains(registry.Keys(o.Own()), key) {
+					users = append(users, o.Name)
+				}
+			}
+			add(key, "only dataset %s uses it", commaOr(users))
+		}
+	}
+	if len(mine) > 0 && len(keys) > 0 {
+		if err := c.OwnKeys(k.Own()); err != nil {
+			add(keys[0], "%v", err)
+		}
+	}
+}
+
+// OwnKeys decodes the keys of Own into dst, a pointer to the dataset's own
+// key struct (Kind.Own); keys it does not have are left out.
+func (c *Config) OwnKeys(dst any) error {
+	if len(c.Own) == 0 {
+		return nil
+	}
+	b, err := yaml.Marshal(c.Own)
+	if err != nil {
+		return err
+	}
+	return yaml.Unmarshal(b, dst)
+}
+
+// OwnKeyType returns the type of the key of the data section that a
+// registered dataset's own key struct (Kind.Own) has, and false when none
+// has it: the decoder checks such a key's value against it.
+func (Config) OwnKeyType(key string) (reflect.Type, bool) {
+	for _, k := range Kinds {
+		if k.Own == nil {
+			continue
+		}
+		t := reflect.TypeOf(k.Own()).Elem()
+		for i := 0; i < t.NumField(); i++ {
+			if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name == key {
+				return t.Field(i).Type, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // commaOr joins a list as "a, b or c".
@@ -430,6 +506,9 @@ func (k *Kind) Keys() []string {
 	var keys []string
 	for _, get := range k.params {
 		keys = append(keys, registry.Keys(get(&c))...)
+	}
+	if k.Own != nil {
+		keys = append(keys, registry.Keys(k.Own())...)
 	}
 	return keys
 }

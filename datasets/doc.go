@@ -47,7 +47,8 @@
 //
 // Package datasets imports only the standard library, gonum, the pure-Go
 // SQLite driver modernc.org/sqlite (TFF files), protowire from
-// google.golang.org/protobuf (tf.train.Example protos), and dpfl's leaf
-// packages sim/rng and results/regular (files opened without blocking); it
-// does not import other dpfl packages.
+// google.golang.org/protobuf (tf.train.Example protos), gopkg.in/yaml.v3
+// (the own keys of a dataset registered from another package), and dpfl's
+// leaf packages sim/rng, sim/registry and results/regular (files opened
+// without blocking); it does not import other dpfl packages.
 package datasets

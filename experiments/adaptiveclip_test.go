@@ -146,6 +146,7 @@ func TestAdaptiveClipRefused(t *testing.T) {
 // round 7 and rerun resumes with the clip norm from its checkpoint: its
 // metrics equal an uninterrupted run's byte for byte.
 func TestAdaptiveClipRunResume(t *testing.T) {
+	t.Parallel()
 	yml := strings.Replace(resumeConfig(t.TempDir()), "  clip: 1\n", "  clip: 0.05\n"+adaptiveKeys, 1)
 	cfg, _, err := Load([]byte(yml), "ac.yaml")
 	if err != nil {

@@ -53,6 +53,7 @@ eval:
 // ledger has, and the last one was evaluated. The run does not depend on
 // the worker count.
 func TestAGDAccounting(t *testing.T) {
+	t.Parallel()
 	res, dir := runConfig(t, agdRun, 2)
 	s := res.Summary
 	l := math.Log(1e5)

@@ -94,6 +94,7 @@ func TestAdaptiveServerConfig(t *testing.T) {
 // rerun finishes with the metrics of an uninterrupted run, byte for byte
 // (the checkpoint carries Adam's m and v).
 func TestAdamResumeBitIdentical(t *testing.T) {
+	t.Parallel()
 	yml := strings.Replace(resumeConfig(t.TempDir()), "server:\n  lr: 0.5\n  momentum: 0.9\n", "server:\n  optimizer: adam\n  lr: 0.01\n", 1)
 	cfg, _, err := Load([]byte(yml), "adam.yaml")
 	if err != nil {
@@ -133,6 +134,7 @@ func TestAdamResumeBitIdentical(t *testing.T) {
 // same bytes; a model of another kind is refused naming the tensor, and a
 // perturbed parameter (negative control) changes the loss.
 func TestModelFileRoundTrip(t *testing.T) {
+	t.Parallel()
 	yml := strings.Replace(mnistRun("  noise_multiplier: 0\n"), "rounds: 20", "rounds: 5", 1)
 	yml = strings.Replace(yml, "eval:\n  every: 5\n", "eval:\n  every: 5\n  validation: 0.2\n", 1) // test accuracy on the other 8,000
 	res, dir := runConfig(t, yml, 2)

@@ -124,6 +124,7 @@ func TestAuditNoNoise(t *testing.T) {
 // deterministic. The final-model estimates (about 1) are checked the same
 // way.
 func TestAuditCalibrated(t *testing.T) {
+	t.Parallel()
 	seeds := []int{1, 2, 3}
 	if testing.Short() {
 		t.Log("-short: one seed per mechanism instead of three")
@@ -160,6 +161,7 @@ func TestAuditCalibrated(t *testing.T) {
 // Half the noise doubles mu; measured: 8.5 [7.1, 9.8] (DP-FedAvg) and
 // 7.8 [6.5, 9.0] (BandMF).
 func TestAuditCatchesUnderNoise(t *testing.T) {
+	t.Parallel()
 	for _, agg := range []string{auditDPFedAvg, auditBandMF} {
 		out, a := runAudit(t, auditRun(1, agg, "privacy:\n  epsilon: 4\n"), 0.5)
 		rep := *out.Summary.Epsilon
@@ -231,6 +233,7 @@ func aggName(block string) string { return strings.Fields(block)[1] }
 // without the saved statistics starts over rather than finish without
 // them, and gives the same file too.
 func TestAuditResume(t *testing.T) {
+	t.Parallel()
 	aggs := []string{auditBandMF, auditDPFedAvg}
 	if testing.Short() {
 		t.Log("-short: BandMF only (its saved state holds every projection), not DP-FedAvg")

@@ -8,16 +8,15 @@
 // calibrates the noise for a target epsilon, builds the runtime objects and
 // runs them, writing results through package results.
 //
-// Adding an aggregator kind, a dataset or a model touches no file of this
-// package: decoding, defaults, validation, loading, planning, the memory
-// estimate and the run ID read the tables aggregators.Kinds, datasets.Kinds
-// and models.Kinds. An aggregator kind touches three files (its strategy's
-// file in aggregators/strategy, aggregators/kinds.go and
-// aggregators/config.go), a dataset one (its file in datasets, which
-// registers its Kind; and datasets/config.go to inline its key struct in
-// Config, if it has keys) and a model one (its file in models, which
-// registers its Kind; and models/model.go for a Spec field, if it takes a
-// new key); CONTRIBUTING.md walks through each.
+// Adding an aggregator kind, a dataset, a model, a participation scheme, an
+// availability, a server optimizer or an accountant touches no file of
+// this package: decoding, defaults, validation, loading, planning, the
+// memory estimate and the run ID read the registered kinds. Each is one
+// file that registers it, in any package; a kind with new YAML keys also
+// touches the config struct that holds them (aggregators/config.go,
+// models/model.go, or AvailabilityConfig and ServerConfig here; a
+// dataset's key struct stays in its file, datasets.Kind.Own);
+// CONTRIBUTING.md walks through each.
 //
 // Papers cited by short name:
 //   - Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu (2023),
@@ -114,8 +113,9 @@ type ClockConfig struct {
 // AvailabilityConfig says when clients can take part.
 type AvailabilityConfig struct {
 	// Kind: always (every client, every round), diurnal (devices eligible
-	// in daily windows, mostly at night in their own time zone) or trace
-	// (intervals read from File).
+	// in daily windows, mostly at night in their own time zone), trace
+	// (intervals read from File), or another registered by
+	// RegisterAvailability.
 	Kind        string           `yaml:"kind"`
 	Zones       []TimeZoneConfig `yaml:"zones"`        // diurnal: time-zone distribution (empty: uniform over [-12, 12))
 	PeakHour    float64          `yaml:"peak_hour"`    // diurnal: local hour of highest availability

@@ -227,6 +227,7 @@ func distinctWriters(t *testing.T, dir string) int {
 // sees the same population without the images, and the run is reproducible
 // (identical metrics for 1 and 2 workers).
 func TestWriterRun(t *testing.T) {
+	t.Parallel()
 	dir := qmnistDir(t)
 	y := strings.NewReplacer("rounds: 5", "rounds: 4", "  clients: 100\n", "  partition: writer\n  qmnist_dir: "+dir+"\n",
 		"cohort: 10", "cohort: 20", "noise_multiplier: 0", "noise_multiplier: 0.5\nprivacy:\n  delta: 1.0e-4").Replace(validYAML) +

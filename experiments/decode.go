@@ -389,6 +389,9 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) bool {
 			if fields != nil {
 				f, ok := fields[k.Value]
 				if !ok {
+					f.Type, ok = ownKeyType(t, k.Value)
+				}
+				if !ok {
 					known := make([]string, 0, len(fields))
 					for name := range fields {
 						known = append(known, name)
@@ -515,12 +518,32 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 			}
 			continue
 		}
+		if opts == "inline" { // a map of keys registered at run time (ownKeyer)
+			continue
+		}
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
 		out[name] = f
 	}
 	return out
+}
+
+// ownKeyer is a section whose struct also takes keys registered at run
+// time, in an inlined map (datasets.Config: the own keys of datasets
+// registered from other packages): OwnKeyType is the type of such a key's
+// value, false when none is registered.
+type ownKeyer interface {
+	OwnKeyType(key string) (reflect.Type, bool)
+}
+
+// ownKeyType is the type of the registered key of the section of struct
+// type t, and false when t takes none or none is registered.
+func ownKeyType(t reflect.Type, key string) (reflect.Type, bool) {
+	if o, ok := reflect.New(t).Elem().Interface().(ownKeyer); ok {
+		return o.OwnKeyType(key)
+	}
+	return nil, false
 }
 
 func joinPath(path, key string) string {

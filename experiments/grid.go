@@ -506,6 +506,9 @@ func checkPath(path string) string {
 		fields := yamlFields(t)
 		f, ok := fields[p]
 		if !ok {
+			f.Type, ok = ownKeyType(t, p)
+		}
+		if !ok {
 			known := make([]string, 0, len(fields))
 			for name := range fields {
 				known = append(known, name)

@@ -179,6 +179,7 @@ func (c *countEvents) Done(Point, *results.Summary, error) { c.done++ }
 // is redone, the interrupted one resumes); then two shards run into one
 // folder. All three index files must agree (except wall time).
 func TestGridKillResumeAndShards(t *testing.T) {
+	t.Parallel()
 	cache := t.TempDir()
 	g := smallGrid(t, cache)
 	straight := t.TempDir()

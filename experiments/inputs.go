@@ -84,7 +84,7 @@ func (fp fingerprinter) inputsContext(ctx context.Context, cfg *Config, opts Opt
 			return nil, err
 		}
 	}
-	if a := cfg.Participation.Availability; a.Kind == "trace" {
+	if a := cfg.Participation.Availability; readsFile(a) {
 		path := resolve(baseDir, a.File)
 		if err := add("participation.availability.file", path, []string{path}, nil); err != nil {
 			return nil, err

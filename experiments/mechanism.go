@@ -10,6 +10,7 @@ import (
 
 	"dpfl/aggregators"
 	"dpfl/aggregators/strategy"
+	"dpfl/aggregators/strategy/filecache"
 	"dpfl/sim/rng"
 
 	"dpfl/participation"
@@ -31,7 +32,7 @@ func (p ParticipationConfig) schema() participation.Schema {
 // plans the mechanism on the realized schedule (see
 // aggregators.NewMechanism).
 func (p *Plan) buildMechanism(ctx context.Context, declared participation.Schema, cacheDir string) error {
-	s, err := p.buildStrategy(ctx, aggregators.ContainingSchema(declared, p.Stats), cacheDir)
+	s, err := p.buildStrategy(ctx, aggregators.ContainingPattern(declared, p.Stats), cacheDir)
 	if err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func (p *Plan) adaptiveClip(inner *aggregators.Correlated, root rng.Root) (aggre
 
 // buildStrategy optimizes (or loads from the cache) the aggregator's strategy
 // for the run's rounds and the participation schema part.
-func (p *Plan) buildStrategy(ctx context.Context, part participation.Schema, cacheDir string) (strategy.Strategy, error) {
+func (p *Plan) buildStrategy(ctx context.Context, part participation.Pattern, cacheDir string) (strategy.Strategy, error) {
 	cfg := p.Config
 	ag := cfg.Aggregator
 	dir := ag.Cache
@@ -101,7 +102,7 @@ func (p *Plan) buildStrategy(ctx context.Context, part participation.Schema, cac
 		cache *strategy.Cache
 	)
 	if dir != "" {
-		cache = &strategy.Cache{Dir: dir, Warn: func(err error) {
+		cache = &strategy.Cache{Store: filecache.Dir(dir), Warn: func(err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			warns = append(warns, fmt.Sprintf("aggregator.cache: %v", err))
@@ -191,10 +192,13 @@ func (c *Config) serverOptimizer() aggregators.ServerOptimizer {
 }
 
 // lrSchedule is the server's learning-rate schedule.
-func (c *Config) lrSchedule() aggregators.LRSchedule {
-	sv := c.Server
+func (c *Config) lrSchedule() aggregators.LRSchedule { return c.Server.Schedule(c.Rounds) }
+
+// Schedule is the learning-rate schedule the (valid) keys describe for a
+// run of the given rounds.
+func (sv ServerConfig) Schedule(rounds int) aggregators.LRSchedule {
 	shape := map[string]aggregators.LRShape{"linear": aggregators.LinearLR, "cosine": aggregators.CosineLR}[sv.LRSchedule]
-	s := aggregators.LRSchedule{Shape: shape, Rounds: c.Rounds, Warmup: sv.WarmupRounds, Cooldown: sv.CooldownRounds}
+	s := aggregators.LRSchedule{Shape: shape, Rounds: rounds, Warmup: sv.WarmupRounds, Cooldown: sv.CooldownRounds}
 	if sv.FinalLRFraction != nil {
 		s.Final = *sv.FinalLRFraction
 	}

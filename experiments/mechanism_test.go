@@ -55,6 +55,7 @@ func TestMechanismSensitivityGlue(t *testing.T) {
 // TestCorrelatedAggregatorsTrain: short private runs with each correlated
 // aggregator learn well above chance on MNIST.
 func TestCorrelatedAggregatorsTrain(t *testing.T) {
+	t.Parallel()
 	for _, agg := range []string{"  kind: tree\n", "  kind: tree\n  restart_every: 4\n", "  kind: bandmf\n", "  kind: nu-ftrl\n  memory: regenerate\n", "  kind: optimal-mf\n", "  kind: blt\n"} {
 		y := aggRun(12, "  kind: minsep\n  cohort: 200\n  k: 2\n  b: 5\n", agg+"  cache: "+t.TempDir()+"\n")
 		res, dir := runConfig(t, strings.Replace(y, "clients: 2000", "clients: 6000", 1), 2)
@@ -219,7 +220,7 @@ func TestTreeSegmentsPlan(t *testing.T) {
 // count outside [1, rounds] names the key.
 func TestNuCoefficientsPlan(t *testing.T) {
 	p := accountOf(t, aggRun(30, "  kind: minsep\n  cohort: 50\n  k: 2\n  b: 10\n", "  kind: nu-ftrl\n  nu: 0.05\n  nu_coefficients: 4\n"))
-	want, err := strategy.NewNuBanded(30, 0.05, 4).Sensitivity(p.Mechanism.Schema)
+	want, err := strategy.NewNuBanded(30, 0.05, 4).Sensitivity(p.Mechanism.Pattern)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestBLTPlan(t *testing.T) {
 	if !ok || blt.String() != "blt-m3" || !p.Mechanism.Sensitivity.Exact {
 		t.Fatalf("strategy %s, sensitivity %+v", p.Mechanism.Strategy.String(), p.Mechanism.Sensitivity)
 	}
-	want, err := blt.Sensitivity(p.Mechanism.Schema)
+	want, err := blt.Sensitivity(p.Mechanism.Pattern)
 	if err != nil || want.Value != p.Privacy.Sensitivity {
 		t.Fatalf("sensitivity %v, strategy's %v (%v)", p.Privacy.Sensitivity, want.Value, err)
 	}

@@ -53,6 +53,7 @@ eval:
 // control) must change them, and a corrupt checkpoint is detected and the run
 // starts over.
 func TestResumeBitIdentical(t *testing.T) {
+	t.Parallel()
 	cache := t.TempDir()
 	cfg, _, err := Load([]byte(resumeConfig(cache)), "resume.yaml")
 	if err != nil {

@@ -273,27 +273,15 @@ func (c *Config) planner(numClients int, root rng.Root, baseDir string) (partici
 		Clock:    participation.Clock{StartHour: pc.Clock.StartHour, RoundSeconds: 60 * pc.Clock.RoundMinutes, WaitSeconds: 60 * pc.Clock.WaitMinutes},
 		MaxWaits: pc.MaxWaits,
 	}
-	switch a := pc.Availability; a.Kind {
-	case "always":
-		p.Avail = participation.Always{}
-	case "diurnal":
-		d, err := participation.NewDiurnal(a.diurnalSpec(), numClients, root)
-		if err != nil {
-			return p, err
-		}
-		p.Avail = d
-	case "trace":
-		t, err := participation.ReadTraceFile(resolve(baseDir, a.File))
-		if err != nil {
-			return p, err
-		}
-		if m := t.MaxClient(); m >= numClients {
-			return p, fmt.Errorf("experiments: participation.availability.file names client %d, but the population has %d clients (IDs are 0..%d)", m, numClients, numClients-1)
-		}
-		p.Avail = t
-	default:
-		return p, fmt.Errorf("experiments: unknown availability %q", a.Kind)
+	k, ok := lookupAvailability(pc.Availability.Kind)
+	if !ok {
+		return p, fmt.Errorf("experiments: unknown availability %q", pc.Availability.Kind)
 	}
+	a, err := k.Build(pc.Availability, numClients, root, baseDir)
+	if err != nil {
+		return p, err
+	}
+	p.Avail = a
 	return p, nil
 }
 
@@ -326,9 +314,8 @@ func (p *Plan) schedule(ctx context.Context, root rng.Root, opts Options) error 
 	p.Schedule, p.Stats = s, s.Stats()
 	if p.Stats.MaxParticipations == 0 {
 		why := "participation.availability: no client is available at any round's time"
-		if a := cfg.Participation.Availability; a.Kind == "trace" {
-			why = fmt.Sprintf("participation.availability.file: no interval of %s covers a round's simulated time (%g h from UTC hour %g, %g min per round)",
-				a.File, float64(cfg.Rounds)*cfg.Participation.Clock.RoundMinutes/60, cfg.Participation.Clock.StartHour, cfg.Participation.Clock.RoundMinutes)
+		if k, _ := lookupAvailability(cfg.Participation.Availability.Kind); k.NoneAvailable != nil {
+			why = k.NoneAvailable(cfg)
 		} else if pc := cfg.Participation; pc.Kind.Sampled() {
 			why = fmt.Sprintf("participation.q: %g samples no client in %d rounds", pc.Q, cfg.Rounds)
 		}
@@ -632,7 +619,7 @@ func (p *Plan) Report() privacy.Report {
 		EpsilonMethod: "none (no noise)", Guarantee: "none (no noise: ε = ∞)",
 	}
 	if !m.Independent() {
-		r.Strategy, r.Schema = m.Strategy.String(), m.Schema.String()
+		r.Strategy, r.Schema = m.Strategy.String(), m.Pattern.String()
 		r.SensitivityMethod, r.SensitivityExact = m.Sensitivity.Method, m.Sensitivity.Exact
 	}
 	if a.Private {

@@ -154,6 +154,7 @@ func TestPrivateMNISTEpsilon(t *testing.T) {
 // TestDeterministicAcrossWorkers: the same config gives byte-identical
 // metrics.csv whatever the worker count.
 func TestDeterministicAcrossWorkers(t *testing.T) {
+	t.Parallel()
 	yml := strings.Replace(mnistRun("privacy:\n  epsilon: 8\n  delta: 1.0e-5\n"), "rounds: 20", "rounds: 6", 1)
 	yml = strings.Replace(yml, "every: 5", "every: 2", 1)
 	var first []byte
@@ -185,6 +186,7 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 // no validation accuracy and the test accuracy is the whole set's; the
 // split changes nothing else (same training, same epsilon).
 func TestValidationSplit(t *testing.T) {
+	t.Parallel()
 	priv := "  noise_multiplier: 0\n"
 	plain, _ := runConfig(t, mnistRun(priv), 2)
 	y := strings.Replace(mnistRun(priv), "eval:\n  every: 5\n", "eval:\n  every: 5\n  validation: 0.5\n", 1)

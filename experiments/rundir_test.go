@@ -76,6 +76,7 @@ func sameSnapshot(a, b map[string]string) bool {
 // not trusted, by Run and by a grid's Finished alike: it is reported and
 // run again, ending with the same metrics and model as the first time.
 func TestFinishedRunIsNotRewritten(t *testing.T) {
+	t.Parallel()
 	// folderRun at a fifth of the clients, the MNIST files read once: the
 	// run is trained eleven times.
 	small := strings.NewReplacer("clients: 1000", "clients: 200", "cohort: 100", "cohort: 20").Replace(folderRun)
@@ -258,6 +259,7 @@ func TestRunFolderIsOwnedByOneProcess(t *testing.T) {
 // them; a third, after a point's model file is deleted, trains that point
 // again.
 func TestGridTwoProcessesSameShard(t *testing.T) {
+	t.Parallel()
 	g := smallGrid(t, t.TempDir())
 	out := t.TempDir()
 	var wg sync.WaitGroup
@@ -306,6 +308,7 @@ func TestGridTwoProcessesSameShard(t *testing.T) {
 // starts over and finishes with every row; temporary files left by a
 // killed write are removed.
 func TestResumeWithShortMetrics(t *testing.T) {
+	t.Parallel()
 	cfg := loadRun(t, folderRun)
 	straight, err := Run(context.Background(), cfg, Options{OutDir: t.TempDir()})
 	if err != nil {
@@ -360,6 +363,7 @@ func TestResumeWithShortMetrics(t *testing.T) {
 // new trace, not the old one's. A trace edited while a run goes makes that
 // run fail instead of recording a summary.
 func TestEditedTraceIsANewRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	trace := func(clients int) []byte {
 		var b strings.Builder

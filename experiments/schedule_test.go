@@ -81,7 +81,7 @@ func TestServerWorkload(t *testing.T) {
 	ps, pp := mk("server"), mk("prefix")
 	wl := strategy.Momentum(40, 0.9, strategy.LinearCooldown(40, 10, 0.05))
 	loss := func(p *Plan, w *strategy.Workload) float64 {
-		m, err := strategy.Evaluate(p.Mechanism.Strategy, w, p.Mechanism.Schema)
+		m, err := strategy.Evaluate(p.Mechanism.Strategy, w, p.Mechanism.Pattern)
 		if err != nil {
 			t.Fatal(err)
 		}

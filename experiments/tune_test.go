@@ -55,6 +55,7 @@ func TestTuneTwoStages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains 8 small runs (about 10 s); run without -short")
 	}
+	t.Parallel()
 	yml := tuneBase + `grid:
   privacy.epsilon: [1, 8]
   server.lr: [0.001, 0.5]

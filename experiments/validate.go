@@ -14,12 +14,13 @@ import (
 	"dpfl/models"
 	"dpfl/participation"
 	"dpfl/privacy"
+	"dpfl/sim/registry"
 	"dpfl/sim/rng"
 )
 
 // Known values of the configuration's kind fields.
 var (
-	Availabilities = []string{"always", "diurnal", "trace"}
+	Availabilities []string // participation.availability.kind (RegisterAvailability)
 	LRSchedules    = []string{"constant", "linear", "cosine"}
 )
 
@@ -42,7 +43,7 @@ func (c *Config) Normalize() {
 	}
 	pc.Kind = participation.Canonical(pc.Kind)
 	if pc.Availability.Kind == "" {
-		pc.Availability.Kind = "always"
+		pc.Availability.Kind = defaultAvailability
 	}
 	if pc.Clock.RoundMinutes == 0 {
 		pc.Clock.RoundMinutes = 10
@@ -50,39 +51,22 @@ func (c *Config) Normalize() {
 	if pc.Clock.WaitMinutes == 0 {
 		pc.Clock.WaitMinutes = pc.Clock.RoundMinutes
 	}
-	if a := &pc.Availability; a.Kind == "diurnal" {
-		if a.Peak == 0 && a.Trough == 0 {
-			a.Peak, a.Trough = 0.8, 0.05
-		}
-		if a.WindowHours == 0 {
-			a.WindowHours = 4
-		}
+	if k, ok := lookupAvailability(pc.Availability.Kind); ok && k.Defaults != nil {
+		k.Defaults(&pc.Availability)
 	}
 	c.Aggregator.Normalize()
 	if c.Privacy.Accountant == "" {
-		c.Privacy.Accountant = "exact"
-		if pc.Kind.Sampled() || c.Privacy.Amplification == AmplificationWOR {
-			c.Privacy.Accountant = "rdp"
-		}
-		if c.AGD() {
-			c.Privacy.Accountant = "zcdp-cks" // DP-AGD's ledger is zCDP; the tight conversion
-		}
+		c.Privacy.Accountant = privacy.DefaultAccountant(pc.Kind.Sampled() || c.Privacy.Amplification == AmplificationWOR, c.AGD())
 	}
 	if c.Server.Optimizer == "" {
 		c.Server.Optimizer = aggregators.DefaultServerOptimizer
 	}
 	sv := &c.Server
-	if sv.LRSchedule == "" {
-		sv.LRSchedule = "constant"
-	}
+	sv.NormalizeSchedule()
 	if k, ok := aggregators.LookupServerOptimizer(sv.Optimizer); ok && k.Defaults != nil {
 		p := sv.params()
 		k.Defaults(&p)
 		sv.setParams(p)
-	}
-	if sv.CooldownRounds > 0 && sv.FinalLRFraction == nil {
-		f := 0.05
-		sv.FinalLRFraction = &f
 	}
 	if c.Eval.Every == 0 && c.Rounds > 0 {
 		c.Eval.Every = max(1, c.Rounds/20)
@@ -158,7 +142,7 @@ func (l Limits) Validate(c *Config, src *Source) error {
 		add("server.momentum", "%v must be in [0, 1)", c.Server.Momentum)
 	}
 	c.validateOptimizer(add)
-	c.validateSchedule(add, oneOf)
+	c.validateSchedule(add)
 	c.validateAudit(add, oneOf, src)
 	if c.Rounds > 0 || src.Line("eval.every") > 0 {
 		positiveInt("eval.every", c.Eval.Every) // (its default is rounds/20)
@@ -234,9 +218,9 @@ func (c *Config) validateAmplification(add addFunc) {
 		add(key, "unknown %q (want %s, or leave it out)", amp, AmplificationWOR)
 	case !c.Private():
 		add(key, "has no effect without noise (set privacy.epsilon or a positive aggregator.noise_multiplier)")
-	case pc.Kind != participation.Uniform:
+	case !pc.Kind.Pattern().Unbounded():
 		add(key, "%s needs participation.kind uniform (a fixed-size cohort drawn uniformly each round), not %s", amp, pc.Kind)
-	case pc.Availability.Kind != "" && pc.Availability.Kind != "always":
+	case !everyoneAvailable(pc.Availability):
 		add(key, "%s needs participation.availability.kind always: a cohort drawn from the clients available at the time is not a uniform sample of the population", amp)
 	case c.Aggregator.Kind != "dpfedavg":
 		add(key, "%s is accounted for aggregator.kind dpfedavg only (independent noise every round), not %s", amp, c.Aggregator.Kind)
@@ -294,7 +278,7 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 		if p.Cohort != 0 {
 			add("participation.cohort", "poisson sampling has no fixed cohort: its denominator is q × data.clients (remove cohort)")
 		}
-		if p.Availability.Kind != "always" {
+		if !everyoneAvailable(p.Availability) {
 			add("participation.availability.kind", "poisson sampling amplifies privacy only when every client is always available; selection driven by availability is not sampling")
 		}
 	default:
@@ -343,49 +327,65 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 	}
 	a := &p.Availability
 	oneOf("participation.availability.kind", a.Kind, Availabilities)
-	switch a.Kind {
-	case "diurnal":
-		spec := a.diurnalSpec()
-		if err := spec.Validate(); err != nil {
-			add("participation.availability", "%s", strings.TrimPrefix(err.Error(), "participation: "))
-		}
-	case "trace":
-		if a.File == "" {
-			add("participation.availability.file", "required for a trace (a CSV of client,start,end in simulated seconds)")
-		}
+	k, ok := lookupAvailability(a.Kind)
+	if ok && k.Validate != nil {
+		k.Validate(a, func(key, format string, args ...any) {
+			add(strings.TrimSuffix("participation.availability."+key, "."), format, args...)
+		})
 	}
-	if a.Kind != "trace" && a.File != "" {
-		add("participation.availability.file", "only availability kind trace reads a file")
+	if !readsFile(*a) && a.File != "" {
+		add("participation.availability.file", "only availability kind %s reads a file", strings.Join(availabilityTable.Names(func(k AvailabilityKind) bool { return k.ReadsFile }), " or "))
 	}
 }
 
-func (c *Config) validateSchedule(add addFunc, oneOf oneOfFunc) {
-	sv := &c.Server
-	oneOf("server.lr_schedule", sv.LRSchedule, LRSchedules)
+func (c *Config) validateSchedule(add addFunc) {
+	c.Server.CheckSchedule(c.Rounds, func(key, format string, args ...any) { add("server."+key, format, args...) })
+}
+
+// NormalizeSchedule fills the defaults of the learning-rate schedule's
+// keys: lr_schedule constant, and a final fraction of 0.05 after a
+// cooldown.
+func (sv *ServerConfig) NormalizeSchedule() {
+	if sv.LRSchedule == "" {
+		sv.LRSchedule = "constant"
+	}
+	if sv.CooldownRounds > 0 && sv.FinalLRFraction == nil {
+		f := 0.05
+		sv.FinalLRFraction = &f
+	}
+}
+
+// CheckSchedule reports the problems of the (normalized) learning-rate
+// schedule's keys (lr_schedule, warmup_rounds, cooldown_rounds,
+// final_lr_fraction) for a run of the given rounds, keys relative to the
+// server section: the one validation of these keys, for a run's
+// configuration and for dpfl mechanism's flags.
+func (sv *ServerConfig) CheckSchedule(rounds int, add registry.Problems) {
+	registry.OneOf(add, "lr_schedule", sv.LRSchedule, LRSchedules)
 	if sv.LRSchedule == "constant" {
 		if sv.WarmupRounds != 0 {
-			add("server.warmup_rounds", "only lr_schedule linear or cosine has a warmup")
+			add("warmup_rounds", "only lr_schedule linear or cosine has a warmup")
 		}
 		if sv.CooldownRounds != 0 {
-			add("server.cooldown_rounds", "only lr_schedule linear or cosine has a cooldown")
+			add("cooldown_rounds", "only lr_schedule linear or cosine has a cooldown")
 		}
 	} else if slices.Contains(LRSchedules, sv.LRSchedule) {
 		switch {
 		case sv.WarmupRounds < 0:
-			add("server.warmup_rounds", "%d must not be negative", sv.WarmupRounds)
+			add("warmup_rounds", "%d must not be negative", sv.WarmupRounds)
 		case sv.CooldownRounds < 0:
-			add("server.cooldown_rounds", "%d must not be negative", sv.CooldownRounds)
+			add("cooldown_rounds", "%d must not be negative", sv.CooldownRounds)
 		case sv.WarmupRounds == 0 && sv.CooldownRounds == 0:
-			add("server.lr_schedule", "%s needs warmup_rounds or cooldown_rounds (or use constant)", sv.LRSchedule)
-		case c.Rounds > 0 && (sv.WarmupRounds > c.Rounds || sv.CooldownRounds > c.Rounds-sv.WarmupRounds):
-			add("server.cooldown_rounds", "warmup_rounds %d + cooldown_rounds %d exceed rounds = %d", sv.WarmupRounds, sv.CooldownRounds, c.Rounds)
+			add("lr_schedule", "%s needs warmup_rounds or cooldown_rounds (or use constant)", sv.LRSchedule)
+		case rounds > 0 && (sv.WarmupRounds > rounds || sv.CooldownRounds > rounds-sv.WarmupRounds):
+			add("cooldown_rounds", "warmup_rounds %d + cooldown_rounds %d exceed rounds = %d", sv.WarmupRounds, sv.CooldownRounds, rounds)
 		}
 	}
 	if f := sv.FinalLRFraction; f != nil {
 		if sv.CooldownRounds <= 0 {
-			add("server.final_lr_fraction", "only a cooldown (cooldown_rounds > 0) has a final fraction")
+			add("final_lr_fraction", "only a cooldown (cooldown_rounds > 0) has a final fraction")
 		} else if !(*f >= 0 && *f <= 1) {
-			add("server.final_lr_fraction", "%v must be in [0, 1]", *f)
+			add("final_lr_fraction", "%v must be in [0, 1]", *f)
 		}
 	}
 }

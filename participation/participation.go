@@ -2,8 +2,8 @@
 // checks that the realized participation obeys the declared schema.
 //
 // A Planner plans the whole run up front under a Schema (the one
-// participation schema value of dpfl: aggregators/strategy computes
-// sensitivity for it too): client selection depends only on the run seed and
+// participation schema value of dpfl; aggregators/strategy computes
+// sensitivity for its Pattern): client selection depends only on the run seed and
 // availability, never on data, so the realized Schedule is known before
 // training and the privacy accounting is computed for the participation that
 // actually happens. Planner.Audit checks a Schedule against its schema before
@@ -23,7 +23,7 @@
 // training", NeurIPS 2023, arXiv:2306.08153 (Choquette-Choo et al. 2023).
 //
 // Package participation imports only the standard library and dpfl's leaf
-// package sim/rng.
+// packages sim/rng and sim/registry.
 package participation
 
 // Schedule is a realized participation pattern: Rounds[t] lists the clients

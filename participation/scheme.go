@@ -29,6 +29,45 @@ type Pattern struct {
 	RandomGroups bool
 }
 
+// AtMostOnce is the pattern of single participation: at most one
+// participation per client, in any round.
+var AtMostOnce = Pattern{MaxParticipations: 1}
+
+// Turns is the pattern of (k,b)-participation: b groups taking turns, at
+// most k participations per client.
+func Turns(k, b int) Pattern { return Pattern{MaxParticipations: k, Groups: b} }
+
+// Spaced is the pattern of b-min-sep participation: at most k
+// participations per client, consecutive ones at least b rounds apart.
+func Spaced(k, b int) Pattern { return Pattern{MaxParticipations: k, MinSeparation: b} }
+
+// String describes the pattern by its form, in the notation of the schemas
+// that have it: "single", "kb(k=6,b=342)", "minsep(k=4,b=10)",
+// "poisson(q=0.01)", "kb-poisson(b=6,q=0.5)"; "uniform" for the pattern that
+// bounds nothing and "k=3" for a bare bound on the count.
+func (p Pattern) String() string {
+	switch {
+	case p.SampledTurns():
+		return fmt.Sprintf("kb-poisson(b=%d,q=%g)", p.Groups, p.Sampling)
+	case p.Sampled():
+		return fmt.Sprintf("poisson(q=%g)", p.Sampling)
+	case p.Once():
+		return "single"
+	case p.Groups > 0:
+		return fmt.Sprintf("kb(k=%d,b=%d)", p.MaxParticipations, p.Groups)
+	case p.MinSeparation > 0:
+		return fmt.Sprintf("minsep(k=%d,b=%d)", p.MaxParticipations, p.MinSeparation)
+	case p.MaxParticipations > 0:
+		return fmt.Sprintf("k=%d", p.MaxParticipations)
+	}
+	return "uniform"
+}
+
+// Unbounded reports whether the pattern bounds nothing: any client may take
+// part in any round, and a fixed-size cohort is drawn uniformly among the
+// eligible clients (uniform).
+func (p Pattern) Unbounded() bool { return p == Pattern{} }
+
 // Sampled reports whether clients are sampled independently.
 func (p Pattern) Sampled() bool { return p.Sampling > 0 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"dpfl/sim/registry"
 )
 
 // AccountantKind is a kind of accountant known by name: the value of a run
@@ -31,12 +33,12 @@ type AccountantOptions struct {
 	Frac   FractionalRDP // the fractional-order convention
 }
 
-// registry holds the accountant kinds: the kinds in the order they registered, and
-// each name and alias to its kind.
-var registry struct {
-	kinds  []*AccountantKind
-	byName map[string]*AccountantKind
-}
+// accountantKinds holds the accountant kinds in the order they registered.
+var (
+	accountantKinds []AccountantKind
+	accountantTable = registry.Table[AccountantKind]{List: &accountantKinds, Name: func(k AccountantKind) string { return k.Name },
+		Aliases: func(k AccountantKind) []string { return k.Aliases }}
+)
 
 // RegisterAccountant adds the kind k under its name and aliases. It panics
 // on an empty name, a nil New or a name already taken (programmer errors).
@@ -44,39 +46,21 @@ func RegisterAccountant(k AccountantKind) {
 	if k.Name == "" || k.New == nil {
 		panic(fmt.Sprintf("privacy: accountant kind %q needs a name and New", k.Name))
 	}
-	if registry.byName == nil {
-		registry.byName = map[string]*AccountantKind{}
-	}
 	names := append([]string{k.Name}, k.Aliases...)
 	for i, n := range names {
-		if _, dup := registry.byName[n]; dup || n == "" || slices.Contains(names[:i], n) {
+		if accountantTable.Index(n) >= 0 || n == "" || slices.Contains(names[:i], n) {
 			panic(fmt.Sprintf("privacy: accountant name %q registered twice (or empty)", n))
 		}
 	}
-	p := &k
-	for _, n := range names {
-		registry.byName[n] = p
-	}
-	registry.kinds = append(registry.kinds, p)
+	accountantTable.Register(k)
 }
 
 // LookupAccountant returns the kind called name (a name or an alias).
-func LookupAccountant(name string) (AccountantKind, bool) {
-	if k, ok := registry.byName[name]; ok {
-		return *k, true
-	}
-	return AccountantKind{}, false
-}
+func LookupAccountant(name string) (AccountantKind, bool) { return accountantTable.Lookup(name) }
 
 // AccountantNames lists the names NewByName accepts (aliases left out), in
 // the order they registered.
-func AccountantNames() []string {
-	names := make([]string, len(registry.kinds))
-	for i, k := range registry.kinds {
-		names[i] = k.Name
-	}
-	return names
-}
+func AccountantNames() []string { return accountantTable.Names(nil) }
 
 // NewByName returns a constructor for the accountant called name (see
 // AccountantNames): "exact" (NewExact), "rdp" or "rdp-cks" (NewRDP with CKS),
@@ -112,4 +96,18 @@ func NewByNameSeries(name string, orders []float64, frac FractionalRDP) (func() 
 	}
 	o := AccountantOptions{Orders: slices.Clone(orders), Frac: frac}
 	return func() Accountant { return k.New(o) }, nil
+}
+
+// DefaultAccountant names the accountant a run or a calculation uses when
+// none is named: zcdp-cks when the budget is spent in zCDP (DP-AGD's
+// ledger; the tight conversion to (ε, δ)), else rdp for an event amplified
+// by sampling, else exact (the Gaussian mechanism's ε without slack).
+func DefaultAccountant(amplified, zcdpBudget bool) string {
+	switch {
+	case zcdpBudget:
+		return "zcdp-cks"
+	case amplified:
+		return "rdp"
+	}
+	return "exact"
 }

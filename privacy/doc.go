@@ -246,7 +246,8 @@
 // Epsilon solves δ(ε) = target exactly for the discrete result (between
 // grid points δ = s1 − e^ε s2).
 //
-// Package privacy imports only the standard library and gonum.
+// Package privacy imports only the standard library, gonum and dpfl's leaf
+// package sim/registry (the table its accountant kinds register in).
 //
 // # References for the published numbers
 //

@@ -38,9 +38,9 @@ func buildMultiEpoch(ctx context.Context, name string, cfg Config) (Strategy, er
 		return nil, fmt.Errorf("strategy: %s needs kb or minsep participation (use optimal for single)", name)
 	}
 	if name == "multi-epoch-f" {
-		return cfg.Cache.MultiEpochUnequal(ctx, cfg.Workload, p.B, cfg.LBFGS)
+		return cfg.Cache.MultiEpochUnequal(ctx, cfg.Workload, p.Separation(), cfg.LBFGS)
 	}
-	return cfg.Cache.MultiEpoch(ctx, cfg.Workload, p.B, cfg.LBFGS)
+	return cfg.Cache.MultiEpoch(ctx, cfg.Workload, p.Separation(), cfg.LBFGS)
 }
 
 func buildBandMF(ctx context.Context, name string, cfg Config) (Strategy, error) {
@@ -50,7 +50,7 @@ func buildBandMF(ctx context.Context, name string, cfg Config) (Strategy, error)
 		if isOnce(p) {
 			return nil, fmt.Errorf("strategy: %s under single participation needs a band count", name)
 		}
-		b = DefaultBands(p.B, n)
+		b = DefaultBands(p.Separation(), n)
 	}
 	if b < 1 || b > n {
 		return nil, fmt.Errorf("strategy: bands %d outside [1,%d]", b, n)
@@ -59,10 +59,10 @@ func buildBandMF(ctx context.Context, name string, cfg Config) (Strategy, error)
 		if isOnce(p) {
 			return nil, fmt.Errorf("strategy: bandmf-f needs kb or minsep participation (its diagonal is constrained per (k,b) pattern)")
 		}
-		if b > p.B {
-			return nil, fmt.Errorf("strategy: bandmf-f needs bands ≤ b (%d > %d)", b, p.B)
+		if b > p.Separation() {
+			return nil, fmt.Errorf("strategy: bandmf-f needs bands ≤ b (%d > %d)", b, p.Separation())
 		}
-		return cfg.Cache.BandMFUnequal(ctx, cfg.Workload, b, p.B, cfg.LBFGS)
+		return cfg.Cache.BandMFUnequal(ctx, cfg.Workload, b, p.Separation(), cfg.LBFGS)
 	}
 	return cfg.Cache.BandMF(ctx, cfg.Workload, b, cfg.LBFGS)
 }

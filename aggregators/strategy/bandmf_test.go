@@ -82,7 +82,7 @@ func TestBandMFTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := mustEval(t, f, w, participation.Schema{Kind: participation.Single})
+		m := mustEval(t, f, w, participation.AtMostOnce)
 		if !near(m.Loss, ref[b], 1e-4) {
 			t.Errorf("b̂=%d: loss %.5f, want %.4f (±1e-4); %+v", b, m.Loss, ref[b], f.Status())
 		}
@@ -90,12 +90,12 @@ func TestBandMFTable(t *testing.T) {
 			t.Errorf("b̂=%d: X has %d bands", b, f.Bands())
 		}
 		// Unit column norms ⇒ sens = sqrt(k̂) under (k,b) and b-min-sep, b ≥ b̂, exact.
-		for _, p := range []participation.Schema{{Kind: participation.KB, K: 3, B: 20}, {Kind: participation.MinSep, K: 3, B: 64}} {
-			if p.B < b {
+		for _, p := range []participation.Pattern{participation.Turns(3, 20), participation.Spaced(3, 64)} {
+			if p.Separation() < b {
 				continue
 			}
 			s, _ := f.Sensitivity(p)
-			want := float64(p.MaxParticipations(n))
+			want := float64(p.MaxIn(n))
 			if !s.Exact || !near(s.Value*s.Value, want, 1e-12) {
 				t.Errorf("b̂=%d %v: sens² %v (%s), want %v exact", b, p, s.Value*s.Value, s.Method, want)
 			}
@@ -113,7 +113,7 @@ func TestBandMFTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, _ := BandMF(context.Background(), w, n, LBFGSOptions{RelTol: 1e-12})
-	lo, lb := mustEval(t, opt, w, participation.Schema{Kind: participation.Single}).Loss, mustEval(t, f, w, participation.Schema{Kind: participation.Single}).Loss
+	lo, lb := mustEval(t, opt, w, participation.AtMostOnce).Loss, mustEval(t, f, w, participation.AtMostOnce).Loss
 	if !near(lo, lb, 1e-6*lo) {
 		t.Errorf("b̂=n: BandMF %v vs fixed point %v (tolerance 1e-6 relative)", lb, lo)
 	}
@@ -126,7 +126,7 @@ func TestMultiEpochSmall(t *testing.T) {
 	// problem) and than the identity.
 	n, k, b := 64, 4, 16
 	w := Prefix(n)
-	p := participation.Schema{Kind: participation.KB, K: k, B: b}
+	p := participation.Turns(k, b)
 	me, err := MultiEpoch(context.Background(), w, b, LBFGSOptions{RelTol: 1e-12})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestMultiEpochSmall(t *testing.T) {
 		t.Errorf("losses multi-epoch %v, bandmf %v, identity %v: want ME ≤ BandMF < identity", lme, lbm, lid)
 	}
 	// Under min-sep the sensitivity is an upper bound (Thm 3) at least the brute force.
-	ms := participation.Schema{Kind: participation.MinSep, K: k, B: b}
+	ms := participation.Spaced(k, b)
 	s, _ = me.Sensitivity(ms)
 	if s.Exact || s.Value*s.Value < bruteSens2(me.Gram(), ms)*(1-1e-12) {
 		t.Errorf("min-sep bound %v (%s) below brute force", s.Value, s.Method)
@@ -232,8 +232,8 @@ func TestDenseEvaluatorAndUnequalGradient(t *testing.T) {
 func TestUnequalNormsSmall(t *testing.T) {
 	n, k, b := 48, 3, 16
 	w := Prefix(n)
-	kb := participation.Schema{Kind: participation.KB, K: k, B: b}
-	ms := participation.Schema{Kind: participation.MinSep, K: k, B: b}
+	kb := participation.Turns(k, b)
+	ms := participation.Spaced(k, b)
 	opts := LBFGSOptions{RelTol: 1e-12}
 	ctx := context.Background()
 	var c *Cache
@@ -264,7 +264,7 @@ func TestUnequalNormsSmall(t *testing.T) {
 		if bfs := bruteSens2(s.Gram(), kb); !near(bfs, 3, 1e-9) {
 			t.Errorf("%s: brute-force (k,b) sens² %v, want 3", s.String(), bfs)
 		}
-		s1, _ := s.Sensitivity(participation.Schema{Kind: participation.Single})
+		s1, _ := s.Sensitivity(participation.AtMostOnce)
 		if !(s1.Value > 1+1e-3) {
 			t.Errorf("%s: single sens %v, want > 1 (unequal norms)", s.String(), s1.Value)
 		}

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -208,53 +209,57 @@ func TestBandMFSelOptimum(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two BandMF optimizations at n = 1024 (a few seconds); run without -short")
 	}
+	t.Parallel()
 	w := Prefix(selMinN)
 	for _, unequal := range []bool{false, true} {
-		solve := func(sel bool) *Factorization {
-			p := newBandProblem(w, 6, func(i, j int) bool { return true })
-			if unequal {
-				p.unequal(256)
+		t.Run(fmt.Sprintf("unequal=%v", unequal), func(t *testing.T) {
+			t.Parallel()
+			solve := func(sel bool) *Factorization {
+				p := newBandProblem(w, 6, func(i, j int) bool { return true })
+				if unequal {
+					p.unequal(256)
+				}
+				if p.selOn != true {
+					t.Fatal("n = selMinN: want the selected-inverse evaluator")
+				}
+				p.selOn = sel
+				t0 := time.Now()
+				f, err := p.solve(context.Background(), LBFGSOptions{})
+				t.Logf("unequal=%v sel=%v: %v", unequal, sel, time.Since(t0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return f
 			}
-			if p.selOn != true {
-				t.Fatal("n = selMinN: want the selected-inverse evaluator")
+			a, b := solve(true), solve(false)
+			// tr(AᵀA X⁻¹) of each result, through the row solves.
+			loss := func(f *Factorization) float64 {
+				p := newBandProblem(w, 6, func(i, j int) bool { return true })
+				p.selOn = false
+				xs := make([]float64, p.n*p.bw)
+				x := f.Gram()
+				for i := 0; i < p.n; i++ {
+					for d := 0; d < p.bw && d <= i; d++ {
+						xs[i*p.bw+d] = x.At(i, i-d)
+					}
+				}
+				return p.eval(xs, nil, nil)
 			}
-			p.selOn = sel
-			t0 := time.Now()
-			f, err := p.solve(context.Background(), LBFGSOptions{})
-			t.Logf("unequal=%v sel=%v: %v", unequal, sel, time.Since(t0))
-			if err != nil {
-				t.Fatal(err)
+			la, lb := loss(a), loss(b)
+			if math.Abs(la-lb) > 1e-9*lb {
+				t.Errorf("unequal=%v: loss %.12g through the selected inverse, %.12g through the rows", unequal, la, lb)
 			}
-			return f
-		}
-		a, b := solve(true), solve(false)
-		// tr(AᵀA X⁻¹) of each result, through the row solves.
-		loss := func(f *Factorization) float64 {
-			p := newBandProblem(w, 6, func(i, j int) bool { return true })
-			p.selOn = false
-			xs := make([]float64, p.n*p.bw)
-			x := f.Gram()
-			for i := 0; i < p.n; i++ {
-				for d := 0; d < p.bw && d <= i; d++ {
-					xs[i*p.bw+d] = x.At(i, i-d)
+			var d float64
+			xa, xb := a.Gram(), b.Gram()
+			for i := 0; i < w.N(); i++ {
+				for j := max(0, i-5); j <= i; j++ {
+					d = math.Max(d, math.Abs(xa.At(i, j)-xb.At(i, j)))
 				}
 			}
-			return p.eval(xs, nil, nil)
-		}
-		la, lb := loss(a), loss(b)
-		if math.Abs(la-lb) > 1e-9*lb {
-			t.Errorf("unequal=%v: loss %.12g through the selected inverse, %.12g through the rows", unequal, la, lb)
-		}
-		var d float64
-		xa, xb := a.Gram(), b.Gram()
-		for i := 0; i < w.N(); i++ {
-			for j := max(0, i-5); j <= i; j++ {
-				d = math.Max(d, math.Abs(xa.At(i, j)-xb.At(i, j)))
+			if d > 1e-3 {
+				t.Errorf("unequal=%v: X differs by %.3g", unequal, d)
 			}
-		}
-		if d > 1e-3 {
-			t.Errorf("unequal=%v: X differs by %.3g", unequal, d)
-		}
-		t.Logf("unequal=%v: loss %.12g vs %.12g, max |ΔX| %.2g, iterations %d vs %d", unequal, la, lb, d, a.Status().Iterations, b.Status().Iterations)
+			t.Logf("unequal=%v: loss %.12g vs %.12g, max |ΔX| %.2g, iterations %d vs %d", unequal, la, lb, d, a.Status().Iterations, b.Status().Iterations)
+		})
 	}
 }

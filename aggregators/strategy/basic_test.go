@@ -13,7 +13,7 @@ import (
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 
-func mustEval(t *testing.T, s Strategy, w *Workload, p participation.Schema) Metrics {
+func mustEval(t *testing.T, s Strategy, w *Workload, p participation.Pattern) Metrics {
 	t.Helper()
 	m, err := Evaluate(s, w, p)
 	if err != nil {
@@ -35,7 +35,7 @@ func TestPrefixLossTable(t *testing.T) {
 	}
 	for n, r := range ref {
 		w := Prefix(n)
-		single := participation.Schema{Kind: participation.Single}
+		single := participation.AtMostOnce
 		got := [4]float64{
 			mustEval(t, NewIdentity(n), w, single).Loss,
 			mustEval(t, NewTree(n, TreeVanilla), w, single).Loss,
@@ -92,7 +92,7 @@ func TestMomentumWorkloadLosses(t *testing.T) {
 		{Momentum(n, 0.9, LinearCooldown(n, 64, 0.05)), [3]float64{2862839.522, 254744.873, 118410.687}},
 		{Momentum(n, 0, LinearCooldown(n, 64, 0.05)), [3]float64{31865.185, 4927.111, 2245.749}},
 	}
-	single := participation.Schema{Kind: participation.Single}
+	single := participation.AtMostOnce
 	for i, c := range cases {
 		got := [3]float64{
 			mustEval(t, NewIdentity(n), c.w, single).Loss,
@@ -132,7 +132,7 @@ func TestNuCoefficientsAndLoss(t *testing.T) {
 		{64, 0.01, 2.0923, 306.518}, {256, 0.001, 2.6882, 1788.161},
 		{256, 0, 2.8310, 1823.334},
 	} {
-		m := mustEval(t, NewNu(int(r.n), r.nu), Prefix(int(r.n)), participation.Schema{Kind: participation.Single})
+		m := mustEval(t, NewNu(int(r.n), r.nu), Prefix(int(r.n)), participation.AtMostOnce)
 		s2 := m.Sensitivity.Value * m.Sensitivity.Value
 		if !near(s2, r.s2, 1e-4) || !near(m.Loss, r.loss, 1e-3) {
 			t.Errorf("n=%v ν=%v: sens² %.4f loss %.3f, want %.4f %.3f (±1e-4, ±1e-3)", r.n, r.nu, s2, m.Loss, r.s2, r.loss)

@@ -42,7 +42,7 @@ func BLTBuffers(cfg Config) (int, error) {
 		if isOnce(cfg.Participation) {
 			return 0, errors.New("strategy: blt under single participation needs a buffer count (or bands, whose BandMF memory it matches)")
 		}
-		b = DefaultBands(cfg.Participation.B, cfg.Workload.N())
+		b = DefaultBands(cfg.Participation.Separation(), cfg.Workload.N())
 	}
 	return DefaultBLTBuffers(b), nil
 }
@@ -208,7 +208,7 @@ func (s *BLT) decoderContext(ctx context.Context, w *Workload) (*mat.Dense, erro
 
 // Sensitivity is exact through ToeplitzSensitivity when the coefficients are
 // nonnegative and non-increasing, else SensitivityOf.
-func (s *BLT) Sensitivity(p participation.Schema) (Sensitivity, error) {
+func (s *BLT) Sensitivity(p participation.Pattern) (Sensitivity, error) {
 	if sens, ok := ToeplitzSensitivity(s.c, s.n, p); ok {
 		return sens, nil
 	}
@@ -254,7 +254,7 @@ type bltObjective struct {
 	gx, gc  []float64
 }
 
-func newBLTObjective(w *Workload, a []float64, p participation.Schema, m int) *bltObjective {
+func newBLTObjective(w *Workload, a []float64, p participation.Pattern, m int) *bltObjective {
 	n := w.N()
 	o := &bltObjective{n: n, a: a, prefix: w.IsPrefix(), m: m, k: 1, b: n}
 	if q := clamp(patternOf(p), n); q.shape != once {
@@ -437,7 +437,7 @@ func bltStart(m int, lo, hi float64) []float64 {
 // m−1 buffers plus a small new one, so that the loss does not increase with
 // m); the best is kept. m is at most BLTMaxBuffers.
 // The problem is not convex: no certificate, the status says so.
-func OptimizeBLT(ctx context.Context, w *Workload, m int, p participation.Schema, opts LBFGSOptions) (*BLT, error) {
+func OptimizeBLT(ctx context.Context, w *Workload, m int, p participation.Pattern, opts LBFGSOptions) (*BLT, error) {
 	n := w.N()
 	if m < 1 || m > BLTMaxBuffers {
 		return nil, fmt.Errorf("strategy: BLT needs 1 to %d buffers, got %d", BLTMaxBuffers, m)

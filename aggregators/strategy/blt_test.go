@@ -69,7 +69,7 @@ func TestBLTSensitivityBruteForce(t *testing.T) {
 		x := s.Gram()
 		for k := 1; k <= 4; k++ {
 			for b := 1; b <= 4; b++ {
-				for _, p := range []participation.Schema{{Kind: participation.Single}, {Kind: participation.KB, K: k, B: b}, {Kind: participation.MinSep, K: k, B: b}} {
+				for _, p := range []participation.Pattern{participation.AtMostOnce, participation.Turns(k, b), participation.Spaced(k, b)} {
 					got, err := s.Sensitivity(p)
 					if err != nil {
 						t.Fatal(err)
@@ -83,7 +83,7 @@ func TestBLTSensitivityBruteForce(t *testing.T) {
 		}
 	}
 	s, _ := NewBLT(8, []float64{0.8, 0.3}, []float64{0.5, -0.3})
-	p := participation.Schema{Kind: participation.MinSep, K: 3, B: 2}
+	p := participation.Spaced(3, 2)
 	got, _ := s.Sensitivity(p)
 	if want := math.Sqrt(bruteSens2(s.Gram(), p)); got.Exact || got.Value < want*(1-1e-12) {
 		t.Fatalf("signed BLT: %v (%s), brute-force lower bound %v", got.Value, got.Method, want)
@@ -96,7 +96,7 @@ func TestBLTSensitivityBruteForce(t *testing.T) {
 func TestBLTGradient(t *testing.T) {
 	theta, omega := []float64{0.95, 0.6, 0.2}, []float64{0.2, 0.15, 0.1}
 	for _, w := range []*Workload{Prefix(40), Momentum(40, 0.9, nil)} {
-		for _, p := range []participation.Schema{{Kind: participation.Single}, {Kind: participation.MinSep, K: 3, B: 7}} {
+		for _, p := range []participation.Pattern{participation.AtMostOnce, participation.Spaced(3, 7)} {
 			o := newBLTObjective(w, w.toeplitzCoefficients(), p, 3)
 			gt, gom := make([]float64, 3), make([]float64, 3)
 			o.eval(theta, omega, gt, gom)
@@ -130,17 +130,18 @@ func TestBLTGradient(t *testing.T) {
 // n = 1024 (not run here: BandMF at that size is slow) m = 1/2/4: BLT
 // 12236/9739/9572 vs BandMF 265469/179401/110862.
 func TestBLTBeatsBandMF(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	type cs struct {
 		n, m int
-		p    participation.Schema
+		p    participation.Pattern
 	}
 	var cases []cs
 	for _, m := range []int{1, 2, 4} {
-		cases = append(cases, cs{256, m, participation.Schema{Kind: participation.Single}})
+		cases = append(cases, cs{256, m, participation.AtMostOnce})
 	}
-	cases = append(cases, cs{512, 2, participation.Schema{Kind: participation.Single}},
-		cs{256, 2, participation.Schema{Kind: participation.KB, K: 4, B: 64}}, cs{256, 2, participation.Schema{Kind: participation.MinSep, K: 4, B: 64}})
+	cases = append(cases, cs{512, 2, participation.AtMostOnce},
+		cs{256, 2, participation.Turns(4, 64)}, cs{256, 2, participation.Spaced(4, 64)})
 	for _, c := range cases {
 		w := Prefix(c.n)
 		blt, err := OptimizeBLT(ctx, w, c.m, c.p, LBFGSOptions{})
@@ -168,7 +169,8 @@ func TestOptimizeBLTDecayAtOne(t *testing.T) {
 	if testing.Short() {
 		t.Skip("optimizes 8-buffer BLTs for 1,000 rounds: skipped with -short")
 	}
-	for _, p := range []participation.Schema{{Kind: participation.KB, K: 2, B: 250}, {Kind: participation.MinSep, K: 50, B: 20}} {
+	t.Parallel()
+	for _, p := range []participation.Pattern{participation.Turns(2, 250), participation.Spaced(50, 20)} {
 		s, err := OptimizeBLT(context.Background(), Prefix(1000), 8, p, LBFGSOptions{})
 		if err != nil {
 			t.Fatalf("%v: %v", p, err)

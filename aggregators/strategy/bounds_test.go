@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"dpfl/participation"
+
+	"dpfl/aggregators/strategy/filecache"
 )
 
 // TestHugeParticipation: k and b far beyond n (up to the int range) give the
@@ -23,9 +25,9 @@ func TestHugeParticipation(t *testing.T) {
 		for _, b := range []int{1, 2, 3, n, n + 1, 1 << 40, math.MaxInt} {
 			for _, k := range []int{1 << 40, math.MaxInt} {
 				for _, kind := range []participation.Kind{participation.KB, participation.MinSep} {
-					p := participation.Schema{Kind: kind, K: k, B: b}
+					p := participation.Schema{Kind: kind, K: k, B: b}.Pattern()
 					bb := min(b, n)
-					small := participation.Schema{Kind: kind, K: (n + bb - 1) / bb, B: bb}
+					small := participation.Schema{Kind: kind, K: (n + bb - 1) / bb, B: bb}.Pattern()
 					brute := math.Sqrt(bruteSens2(x, small))
 					got, err := SensitivityOf(x, p)
 					want, _ := SensitivityOf(x, small)
@@ -36,11 +38,11 @@ func TestHugeParticipation(t *testing.T) {
 						t.Errorf("n=%d %v: %s %v, brute force %v", n, p, got.Method, got.Value, brute)
 					}
 					ts, err := tree.Sensitivity(p)
-					tw := math.Sqrt(bruteSens2(tree.Gram(), participation.Schema{Kind: kind, K: (n + bb - 1) / bb, B: bb}))
+					tw := math.Sqrt(bruteSens2(tree.Gram(), participation.Schema{Kind: kind, K: (n + bb - 1) / bb, B: bb}.Pattern()))
 					if err != nil || !near(ts.Value, tw, 1e-10*tw) {
 						t.Errorf("tree n=%d %v: %v (%v), brute force %v", n, p, ts.Value, err, tw)
 					}
-					if got := p.MaxParticipations(n); got != (n+bb-1)/bb {
+					if got := p.MaxIn(n); got != (n+bb-1)/bb {
 						t.Errorf("MaxParticipations(%d) of %v = %d", n, p, got)
 					}
 				}
@@ -61,7 +63,7 @@ func TestHugeParticipation(t *testing.T) {
 // below; the estimate grows with n and never overflows.
 func TestMemoryLimit(t *testing.T) {
 	w := Prefix(64)
-	cfg := Config{Workload: w, Participation: participation.Schema{Kind: participation.Single}, Bands: 4, MemoryLimit: 1e5} // 3·8·64² = 98,304 bytes fit for identity
+	cfg := Config{Workload: w, Participation: participation.AtMostOnce, Bands: 4, MemoryLimit: 1e5} // 3·8·64² = 98,304 bytes fit for identity
 	if _, err := Build(context.Background(), "identity", cfg); err != nil {
 		t.Errorf("identity within the limit: %v", err)
 	}
@@ -89,7 +91,7 @@ func TestCacheWriteFailureWarns(t *testing.T) {
 		t.Fatal(err)
 	}
 	var warned []error
-	c := &Cache{Dir: filepath.Join(file, "sub"), Warn: func(err error) { warned = append(warned, err) }}
+	c := &Cache{Store: filecache.Dir(filepath.Join(file, "sub")), Warn: func(err error) { warned = append(warned, err) }}
 	w := Prefix(16)
 	f, err := c.BandMF(context.Background(), w, 2, LBFGSOptions{})
 	if err != nil {

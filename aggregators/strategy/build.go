@@ -47,7 +47,7 @@ func DefaultBands(b, n int) int { return min(b, n) }
 // Config is what Build needs besides the strategy name.
 type Config struct {
 	Workload      *Workload
-	Participation participation.Schema
+	Participation participation.Pattern
 	// Bands is b̂ for bandmf; 0 means Participation.B under kb/minsep (the
 	// optimum without amplification) and is an error under single.
 	Bands int
@@ -98,12 +98,12 @@ func Build(ctx context.Context, name string, cfg Config) (Strategy, error) {
 	n := cfg.Workload.N()
 	bands := cfg.Bands
 	if bands == 0 {
-		bands = max(DefaultBands(cfg.Participation.B, n), 1)
+		bands = max(DefaultBands(cfg.Participation.Separation(), n), 1)
 	}
 	need := MemoryBytes(name, n, bands)
 	if name == "multi-epoch" || name == "multi-epoch-f" { // the workload decides the method
 		need = meLBFGSMemory(float64(n))
-		if useMEDual(cfg.Workload, cfg.Participation.B) {
+		if useMEDual(cfg.Workload, cfg.Participation.Separation()) {
 			need = meDualMemory(float64(n))
 		}
 	}
@@ -140,7 +140,7 @@ func Compare(ctx context.Context, cfg Config, progress func(name string)) []Comp
 		}
 		var s Strategy
 		var err error
-		if (name == "multi-epoch" || name == "multi-epoch-f") && cfg.Workload.N() > CompareMultiEpochMaxN && !useMEDual(cfg.Workload, cfg.Participation.B) {
+		if (name == "multi-epoch" || name == "multi-epoch-f") && cfg.Workload.N() > CompareMultiEpochMaxN && !useMEDual(cfg.Workload, cfg.Participation.Separation()) {
 			err = fmt.Errorf("strategy: %s skipped in the comparison for n > %d (dense optimization; ask for it with -strategy %s)", name, CompareMultiEpochMaxN, name)
 		} else {
 			s, err = Build(ctx, name, cfg)

@@ -5,11 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/gob"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -18,17 +14,27 @@ import (
 // result changes; files of another version are recomputed.
 const cacheFormat = 1
 
-// Cache stores optimized strategies on disk, keyed by every parameter that
-// changes them (strategy kind, workload with n, β and η, bands or b, the
-// optimizer's tolerances) and the file format version. Writes are atomic
-// (temporary file, then rename); a file whose checksum, version or key does
-// not match is ignored and recomputed. A nil *Cache or an empty Dir disables
-// caching. A cache that cannot be written is not an error: the strategy is
-// computed and returned, and the failure is passed to Warn.
+// Cache stores optimized strategies in a Store, keyed by every parameter
+// that changes them (strategy kind, workload with n, β and η, bands or b,
+// the optimizer's tolerances) and the entry format version. An entry is
+// its gob encoding followed by its SHA-256; an entry whose checksum,
+// version or key does not match is ignored and recomputed. A nil *Cache or
+// a nil Store disables caching. A cache that cannot be written is not an
+// error: the strategy is computed and returned, and the failure is passed
+// to Warn.
 type Cache struct {
-	Dir string
+	// Store keeps the entries (package filecache: files of a directory).
+	Store Store
 	// Warn, if not nil, receives the error of a cache write that failed.
 	Warn func(error)
+}
+
+// Store keeps a Cache's entries: opaque bytes under a key. Load reports
+// false when it has none for key; Save replaces the entry of key as a
+// whole (a concurrent Load sees the old entry or the new one).
+type Store interface {
+	Load(key string) ([]byte, bool)
+	Save(key string, data []byte) error
 }
 
 type cacheEntry struct {
@@ -46,18 +52,13 @@ type cacheEntry struct {
 	V []float64
 }
 
-func (c *Cache) path(key string) string {
-	h := sha256.Sum256([]byte(key))
-	return filepath.Join(c.Dir, hex.EncodeToString(h[:12])+".strategy")
-}
-
 // loadEntry returns the intact cache entry for key, or nil.
 func (c *Cache) loadEntry(key string) *cacheEntry {
-	if c == nil || c.Dir == "" {
+	if c == nil || c.Store == nil {
 		return nil
 	}
-	b, err := os.ReadFile(c.path(key))
-	if err != nil || len(b) < sha256.Size {
+	b, ok := c.Store.Load(key)
+	if !ok || len(b) < sha256.Size {
 		return nil
 	}
 	body, sum := b[:len(b)-sha256.Size], b[len(b)-sha256.Size:]
@@ -96,7 +97,7 @@ func (c *Cache) load(key string) *Factorization {
 
 // store writes f under key atomically.
 func (c *Cache) store(key string, f *Factorization) error {
-	if c == nil || c.Dir == "" {
+	if c == nil || c.Store == nil {
 		return nil
 	}
 	if err := f.Explicit(); err != nil {
@@ -112,34 +113,19 @@ func (c *Cache) store(key string, f *Factorization) error {
 	return c.storeEntry(&e)
 }
 
-// storeEntry writes e under e.Key atomically.
+// storeEntry writes e under e.Key: its encoding and checksum, through the
+// Store.
 func (c *Cache) storeEntry(e *cacheEntry) error {
-	if c == nil || c.Dir == "" {
+	if c == nil || c.Store == nil {
 		return nil
 	}
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		return fmt.Errorf("strategy: cache: %w", err)
-	}
-	key := e.Key
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(e); err != nil {
 		return fmt.Errorf("strategy: cache: %w", err)
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	buf.Write(sum[:])
-	tmp, err := os.CreateTemp(c.Dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("strategy: cache: %w", err)
-	}
-	_, werr := tmp.Write(buf.Bytes())
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("strategy: cache: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), c.path(key)); err != nil {
-		os.Remove(tmp.Name())
+	if err := c.Store.Save(e.Key, buf.Bytes()); err != nil {
 		return fmt.Errorf("strategy: cache: %w", err)
 	}
 	return nil

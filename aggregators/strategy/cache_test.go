@@ -11,11 +11,13 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"dpfl/aggregators/strategy/filecache"
 )
 
 func TestCache(t *testing.T) {
 	dir := t.TempDir()
-	c := &Cache{Dir: dir}
+	c := &Cache{Store: filecache.Dir(dir)}
 	ctx := context.Background()
 	w := Prefix(32)
 	f1, err := c.BandMF(ctx, w, 4, LBFGSOptions{})
@@ -73,7 +75,7 @@ func TestCache(t *testing.T) {
 // A file with a valid checksum but another format version (stale) or another
 // key is ignored.
 func TestCacheStale(t *testing.T) {
-	c := &Cache{Dir: t.TempDir()}
+	c := &Cache{Store: filecache.Dir(t.TempDir())}
 	ctx := context.Background()
 	w := Prefix(16)
 	// The dense path stores X (the O(n²) path stores its last iterate:
@@ -102,7 +104,7 @@ func TestCacheStale(t *testing.T) {
 		gob.NewEncoder(&buf).Encode(&e)
 		sum := sha256.Sum256(buf.Bytes())
 		buf.Write(sum[:])
-		os.WriteFile(c.path(key), buf.Bytes(), 0o644)
+		os.WriteFile(c.Store.(filecache.Dir).File(key), buf.Bytes(), 0o644)
 		if c.load(key) != nil {
 			t.Errorf("stale or mismatched entry accepted")
 		}
@@ -115,7 +117,7 @@ func TestCacheStale(t *testing.T) {
 // stored status is certified), with the same X.
 func TestCacheAddsCertificate(t *testing.T) {
 	dir := t.TempDir()
-	c := &Cache{Dir: dir}
+	c := &Cache{Store: filecache.Dir(dir)}
 	ctx := context.Background()
 	w := Prefix(32)
 	f, err := c.MultiEpoch(ctx, w, 8, LBFGSOptions{})
@@ -142,5 +144,42 @@ func TestCacheAddsCertificate(t *testing.T) {
 	}
 	if again := c.load(key).Status(); !again.Certified || again.Gap != st.Gap || again.KKT != st.KKT {
 		t.Fatalf("stored back: %+v", again)
+	}
+}
+
+// memStore is a Store in memory: the cache needs no files.
+type memStore map[string][]byte
+
+func (m memStore) Load(key string) ([]byte, bool) { b, ok := m[key]; return b, ok }
+
+func (m memStore) Save(key string, data []byte) error {
+	m[key] = bytes.Clone(data)
+	return nil
+}
+
+// TestCacheStore: the cache keeps its entries in any Store; a second
+// request is served from it with the same X, and an entry corrupted in the
+// store is recomputed.
+func TestCacheStore(t *testing.T) {
+	m := memStore{}
+	c := &Cache{Store: m}
+	ctx := context.Background()
+	f1, err := c.BandMF(ctx, Prefix(24), 3, LBFGSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, err := c.BandMF(ctx, Prefix(24), 3, LBFGSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 1 || f1.Status().Cached || !f2.Status().Cached || !mat.Equal(f1.Gram(), f2.Gram()) {
+		t.Fatalf("%d entries, cached %v then %v", len(m), f1.Status().Cached, f2.Status().Cached)
+	}
+	for k, b := range m {
+		b[0] ^= 0xff
+		m[k] = b
+	}
+	if f3, _ := c.BandMF(ctx, Prefix(24), 3, LBFGSOptions{}); f3.Status().Cached {
+		t.Error("a corrupted entry was used")
 	}
 }

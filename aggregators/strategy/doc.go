@@ -113,12 +113,14 @@
 //
 // Cache: Cache stores optimized strategies under a key of every parameter
 // that changes them (kind, workload with n, β and η, bands or b, optimizer
-// tolerances, format version); atomic writes (temporary file + rename),
-// SHA-256 checksum; corrupt or stale files are recomputed. The directory is
-// the caller's choice.
+// tolerances, format version), each entry with its SHA-256 checksum;
+// corrupt or stale entries are recomputed. The package does no I/O: the
+// entries' bytes go to a Store, the caller's choice (package filecache
+// keeps them as files of a directory, written atomically).
 //
-// Imports: the standard library, gonum, dpfl/participation (its Schema
-// is the schema sensitivity is computed for) and dpfl/privacy (the privacy
+// Imports: the standard library, gonum, dpfl/participation (its Pattern,
+// what one client's participations can be, is what sensitivity is computed
+// for) and dpfl/privacy (the privacy
 // part of a Report). The optional native
 // eigensolver (LAPACK dsyevd through gonum.org/v1/netlib/lapack/lapacke) is
 // compiled only with the build tag "lapack":

@@ -14,7 +14,7 @@ import (
 // reference losses in the package documentation (2080, 1351, 282.2014).
 func ExampleEvaluate() {
 	w := strategy.Prefix(64)
-	single := participation.Schema{Kind: participation.Single}
+	single := participation.AtMostOnce
 	opt, err := strategy.OptimalSingle(context.Background(), w, strategy.FixedPointOptions{Gap: 1e-9})
 	if err != nil {
 		panic(err)
@@ -35,7 +35,7 @@ func ExampleEvaluate() {
 // The sensitivity of DP-SGD and of the tree under (k,b)-participation with
 // n = 2052, k = 6, b = 342 (√6 and √118).
 func ExampleSensitivityOf() {
-	p := participation.Schema{Kind: participation.KB, K: 6, B: 342}
+	p := participation.Turns(6, 342)
 	for _, s := range []strategy.Strategy{strategy.NewIdentity(2052), strategy.NewTree(2052, strategy.TreeVanilla)} {
 		sens, err := strategy.SensitivityOf(s.Gram(), p)
 		if err != nil {

@@ -18,10 +18,10 @@ type extremeCase struct {
 }
 
 func extremeCases() []extremeCase {
-	single := participation.Schema{Kind: participation.Single}
-	kb := func(k, b int) participation.Schema { return participation.Schema{Kind: participation.KB, K: k, B: b} }
-	minsep := func(k, b int) participation.Schema {
-		return participation.Schema{Kind: participation.MinSep, K: k, B: b}
+	single := participation.AtMostOnce
+	kb := func(k, b int) participation.Pattern { return participation.Turns(k, b) }
+	minsep := func(k, b int) participation.Pattern {
+		return participation.Spaced(k, b)
 	}
 	eta := func(n int, last float64) []float64 {
 		e := make([]float64, n)
@@ -107,17 +107,17 @@ func TestBuildExtremes(t *testing.T) {
 	}
 	// Above the memory limit: refused by the estimate, nothing built.
 	for _, name := range Names {
-		cfg := Config{Workload: Prefix(24), Participation: participation.Schema{Kind: participation.KB, K: 2, B: 12}, MemoryLimit: 1000}
+		cfg := Config{Workload: Prefix(24), Participation: participation.Turns(2, 12), MemoryLimit: 1000}
 		if _, err := Build(context.Background(), name, cfg); err == nil || !strings.Contains(err.Error(), "needs an estimated") {
 			t.Errorf("%s above the memory limit: %v", name, err)
 		}
 	}
 	// More BLT buffers than it takes, and TuneNu's grid bounds.
 	for _, m := range []int{BLTMaxBuffers + 1, math.MaxInt} {
-		if _, err := Build(context.Background(), "blt", Config{Workload: Prefix(24), Participation: participation.Schema{Kind: participation.Single}, Buffers: m}); err == nil || !strings.Contains(err.Error(), "at most") {
+		if _, err := Build(context.Background(), "blt", Config{Workload: Prefix(24), Participation: participation.AtMostOnce, Buffers: m}); err == nil || !strings.Contains(err.Error(), "at most") {
 			t.Errorf("blt with %d buffers: %v", m, err)
 		}
-		if _, err := OptimizeBLT(context.Background(), Prefix(24), m, participation.Schema{Kind: participation.Single}, LBFGSOptions{}); err == nil {
+		if _, err := OptimizeBLT(context.Background(), Prefix(24), m, participation.AtMostOnce, LBFGSOptions{}); err == nil {
 			t.Errorf("OptimizeBLT with %d buffers accepted", m)
 		}
 	}

@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"dpfl/participation"
+
+	"dpfl/aggregators/strategy/filecache"
 )
 
 // TestFactoredMetricsMatchFormed: the O(n²) single-participation metrics of
 // the optimal strategy agree with those of the formed X and C.
 func TestFactoredMetricsMatchFormed(t *testing.T) {
-	single := participation.Schema{Kind: participation.Single}
+	single := participation.AtMostOnce
 	eta := make([]float64, 300)
 	for i := range eta {
 		eta[i] = 0.5 + 0.5*math.Cos(math.Pi*float64(i)/300)
@@ -82,7 +84,7 @@ func TestFactoredMetricsMatchFormed(t *testing.T) {
 // computed, which are those of OptimalSingle; a damaged file is recomputed.
 func TestCacheOptimalFactored(t *testing.T) {
 	dir := t.TempDir()
-	c := &Cache{Dir: dir}
+	c := &Cache{Store: filecache.Dir(dir)}
 	w := Prefix(200)
 	ctx := context.Background()
 	f1, err := c.Optimal(ctx, w, FixedPointOptions{})

@@ -154,7 +154,7 @@ func (f *Factorization) Decoder(w *Workload) (*mat.Dense, error) {
 
 // Sensitivity goes through SensitivityOf (exact for banded X under b-min-sep
 // with b̂ ≤ b, and for column-orthogonal patterns under (k,b)).
-func (f *Factorization) Sensitivity(p participation.Schema) (Sensitivity, error) {
+func (f *Factorization) Sensitivity(p participation.Pattern) (Sensitivity, error) {
 	if err := f.Explicit(); err != nil {
 		return Sensitivity{}, err
 	}

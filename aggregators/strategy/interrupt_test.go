@@ -79,7 +79,7 @@ func TestWithContext(t *testing.T) {
 		defer stop()
 		withContext(live, func() (int, error) { panic("boom") })
 	}()
-	if _, err := Build(ctx, "bandmf", Config{Workload: Prefix(64), Participation: participation.Schema{Kind: participation.Single}, Bands: 4}); !errors.Is(err, context.Canceled) {
+	if _, err := Build(ctx, "bandmf", Config{Workload: Prefix(64), Participation: participation.AtMostOnce, Bands: 4}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Build on a cancelled context: %v", err)
 	}
 }

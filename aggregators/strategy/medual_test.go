@@ -97,6 +97,7 @@ func TestQuadInverseSqrt(t *testing.T) {
 // and a dual bound that is below the L-BFGS loss (so a valid bound) and
 // within the reported gap of it.
 func TestMEDualMatchesLBFGS(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	eta := make([]float64, 90)
 	for i := range eta {
@@ -249,7 +250,7 @@ func TestMEDualMemory(t *testing.T) {
 		t.Errorf("n=2052 b=60: %g, want the L-BFGS's %g", got, want)
 	}
 	limit := (meDualMemory(1024) + meLBFGSMemory(1024)) / 2
-	p := participation.Schema{Kind: participation.KB, K: 8, B: 128}
+	p := participation.Turns(8, 128)
 	_, err := Build(context.Background(), "multi-epoch", Config{Workload: Momentum(1024, 0.9, nil), Participation: p, MemoryLimit: limit})
 	if err == nil || !strings.Contains(err.Error(), "needs an estimated") {
 		t.Errorf("momentum above the limit: %v", err)

@@ -182,7 +182,7 @@ func (s *Nu) Decoder(w *Workload) (*mat.Dense, error) {
 // nonnegative and non-increasing); (k,b) goes through SensitivityOf (C ≥ 0,
 // so exact; the same value as ToeplitzSensitivity, kept on this path so that
 // existing runs' sensitivities stay bit-identical).
-func (s *Nu) Sensitivity(p participation.Schema) (Sensitivity, error) {
+func (s *Nu) Sensitivity(p participation.Pattern) (Sensitivity, error) {
 	q := clamp(patternOf(p), s.n)
 	switch q.shape {
 	case once:

@@ -47,7 +47,7 @@ func TestNuBanded(t *testing.T) {
 			t.Fatalf("bands %d: Gram bandwidth %d", b, bw)
 		}
 		wl := Momentum(n, 0.9, nil)
-		m, err := Evaluate(s, wl, participation.Schema{Kind: participation.Single})
+		m, err := Evaluate(s, wl, participation.AtMostOnce)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestNuBanded(t *testing.T) {
 		}
 	}
 	small := NewNuBanded(12, 0.1, 3)
-	for _, p := range []participation.Schema{{Kind: participation.MinSep, K: 3, B: 3}, {Kind: participation.MinSep, K: 2, B: 5}, {Kind: participation.KB, K: 3, B: 4}, {Kind: participation.Single}} {
+	for _, p := range []participation.Pattern{participation.Spaced(3, 3), participation.Spaced(2, 5), participation.Turns(3, 4), participation.AtMostOnce} {
 		got, err := small.Sensitivity(p)
 		if err != nil {
 			t.Fatal(err)
@@ -74,7 +74,7 @@ func TestNuBanded(t *testing.T) {
 	pinned := map[int]float64{8: 6206.87, 16: 3852.96, 32: 2625.78, 64: 2038.05, 128: 1806.41, 256: 1764.79}
 	prevSens, prevLoss := 0.0, math.Inf(1)
 	for _, b := range []int{8, 16, 32, 64, 128, 256} {
-		m, err := Evaluate(NewNuBanded(256, 0.003, b), Prefix(256), participation.Schema{Kind: participation.Single})
+		m, err := Evaluate(NewNuBanded(256, 0.003, b), Prefix(256), participation.AtMostOnce)
 		if err != nil {
 			t.Fatal(err)
 		}

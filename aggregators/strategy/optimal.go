@@ -484,7 +484,7 @@ func (f *Factorization) factoredMetrics(w *Workload) (Metrics, bool) {
 	return Metrics{
 		Strategy:          f.name,
 		N:                 n,
-		Participation:     participation.Schema{Kind: participation.Single}.String(),
+		Participation:     participation.AtMostOnce.String(),
 		Sensitivity:       one,
 		SingleSensitivity: 1,
 		FrobB2:            fro2,

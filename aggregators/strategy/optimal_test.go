@@ -23,7 +23,7 @@ func TestOptimalSingleReference(t *testing.T) {
 		if !st.Converged || st.Gap > 1e-9 {
 			t.Fatalf("n=%d: not converged: %+v", n, st)
 		}
-		m := mustEval(t, f, Prefix(n), participation.Schema{Kind: participation.Single})
+		m := mustEval(t, f, Prefix(n), participation.AtMostOnce)
 		// Reference printed to 6 decimals; our gap 1e-9 bounds the suboptimality
 		// by 1e-9·loss, so tolerance 1e-6 + 2e-9·loss.
 		if !near(m.Loss, ref[n], 1e-6+2e-9*ref[n]) {
@@ -66,7 +66,7 @@ func TestOptimalDualityAndOrdering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := mustEval(t, f, w, participation.Schema{Kind: participation.Single}).Loss
+	opt := mustEval(t, f, w, participation.AtMostOnce).Loss
 	for i, d := range duals {
 		if d > opt*(1+1e-12) {
 			t.Errorf("iteration %d: dual bound %v above optimum %v", i, d, opt)
@@ -76,7 +76,7 @@ func TestOptimalDualityAndOrdering(t *testing.T) {
 		t.Errorf("dual %v ≠ primal %v at convergence (tolerance 1e-11 relative)", last, opt)
 	}
 	// The ordering every correct implementation gives: optimal < sqrt < Honaker full < online < vanilla < identity.
-	single := participation.Schema{Kind: participation.Single}
+	single := participation.AtMostOnce
 	order := []float64{
 		opt,
 		mustEval(t, NewNu(n, 0), w, single).Loss,
@@ -93,6 +93,7 @@ func TestOptimalDualityAndOrdering(t *testing.T) {
 }
 
 func TestOptimalMomentumWorkload(t *testing.T) {
+	t.Parallel()
 	// Independent implementation (float64): β = 0 with cooldown, n = 256: optimal 1502.253, and the
 	// prefix-optimal C applied to this workload gives 1507.484 (3 decimals).
 	n := 256
@@ -101,7 +102,7 @@ func TestOptimalMomentumWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	single := participation.Schema{Kind: participation.Single}
+	single := participation.AtMostOnce
 	if m := mustEval(t, f, w, single); !near(m.Loss, 1502.253, 1e-3+1e-8*m.Loss) {
 		t.Errorf("optimal for cooldown: %.4f, want 1502.253 (%d iterations)", m.Loss, f.Status().Iterations)
 	}
@@ -136,13 +137,14 @@ func TestOptimalAndersonMatchesPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	la, lp := mustEval(t, a, w, participation.Schema{Kind: participation.Single}).Loss, mustEval(t, p, w, participation.Schema{Kind: participation.Single}).Loss
+	la, lp := mustEval(t, a, w, participation.AtMostOnce).Loss, mustEval(t, p, w, participation.AtMostOnce).Loss
 	if !near(la, lp, 2e-11*lp) || a.Status().Iterations >= p.Status().Iterations {
 		t.Errorf("anderson %v (%d it) vs plain %v (%d it)", la, a.Status().Iterations, lp, p.Status().Iterations)
 	}
 }
 
 func TestOptimalN1024(t *testing.T) {
+	t.Parallel()
 	// Independent implementation (float64): loss 8944.3292, C[0][0] = 0.39549, C[1][0] = 0.23536,
 	// C[1][1] = 0.41994, C[n−1][n−1] = 1. The reference stopped at gap 1e-9;
 	// the loss is quadratic at the optimum, so its X (and C) is only pinned
@@ -152,7 +154,7 @@ func TestOptimalN1024(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := mustEval(t, f, Prefix(1024), participation.Schema{Kind: participation.Single})
+	m := mustEval(t, f, Prefix(1024), participation.AtMostOnce)
 	c, _ := f.Factor()
 	if !near(m.Loss, 8944.3292, 1e-4+1e-8*m.Loss) || !near(c.At(0, 0), 0.39549, 5e-5) || !near(c.At(1, 0), 0.23536, 5e-5) ||
 		!near(c.At(1, 1), 0.41994, 5e-5) || !near(c.At(1023, 1023), 1, 5e-5) || !near(m.RMSE, 2.9555, 1e-4) {
@@ -206,7 +208,7 @@ func TestOptimalFactoredForm(t *testing.T) {
 		if !mat.EqualApprox(gramOf(c), x, 1e-12) {
 			t.Fatalf("dense=%v: CᵀC ≠ X", dense)
 		}
-		m := mustEval(t, f, w, participation.Schema{Kind: participation.Single})
+		m := mustEval(t, f, w, participation.AtMostOnce)
 		var primal float64
 		if _, err := fmt.Sscanf(f.Status().Message, "primal %g", &primal); err != nil {
 			t.Fatal(err)

@@ -224,7 +224,7 @@ func decodePrefix(w *mat.Dense, wl *Workload) *mat.Dense {
 // block (restart every b rounds under (k,b) or b-min-sep) has sens² = Σ over
 // its blocks of the nodes containing its round there, at most k̂ times the
 // per-tree levels.
-func (s *TreeRestarts) Sensitivity(p participation.Schema) (Sensitivity, error) {
+func (s *TreeRestarts) Sensitivity(p participation.Pattern) (Sensitivity, error) {
 	q := clamp(patternOf(p), s.n)
 	switch q.shape {
 	case once:

@@ -31,7 +31,7 @@ func TestTreeRestartsStructure(t *testing.T) {
 				t.Fatalf("%s every %d: ‖W C − S‖∞ = %g", s.String(), every, r)
 			}
 			wl := Momentum(n, 0.9, LinearCooldown(n, 5, 0.1))
-			m, err := Evaluate(s, wl, participation.Schema{Kind: participation.Single})
+			m, err := Evaluate(s, wl, participation.AtMostOnce)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,14 +60,14 @@ func TestTreeRestartsSensitivityBruteForce(t *testing.T) {
 		for _, every := range []int{2, 3, 4, 5, 8} {
 			s := NewTreeRestarts(n, every, TreeVanilla)
 			x := s.Gram()
-			ps := []participation.Schema{{Kind: participation.Single}}
+			ps := []participation.Pattern{participation.AtMostOnce}
 			for k := 1; k <= 4; k++ {
 				for b := 1; b <= 6; b++ {
-					ps = append(ps, participation.Schema{Kind: participation.MinSep, K: k, B: b}, participation.Schema{Kind: participation.KB, K: k, B: b})
+					ps = append(ps, participation.Spaced(k, b), participation.Turns(k, b))
 				}
 			}
 			for _, p := range ps {
-				if p.Kind == participation.KB && (n+p.B-1)/p.B > p.K {
+				if p.Groups > 0 && (n+p.Separation()-1)/p.Separation() > p.MaxParticipations {
 					continue
 				}
 				got, err := s.Sensitivity(p)
@@ -78,7 +78,7 @@ func TestTreeRestartsSensitivityBruteForce(t *testing.T) {
 				if math.Abs(got.Value*got.Value-want) > 1e-9 || !got.Exact {
 					t.Fatalf("n %d every %d %v: sens² %v (%s), brute force %v", n, every, p, got.Value*got.Value, got.Method, want)
 				}
-				if p.Kind == participation.MinSep {
+				if p.MinSeparation > 0 {
 					bound, _ := SensitivityOf(x, p)
 					if bound.Value < got.Value-1e-9 {
 						t.Fatalf("n %d every %d %v: generic bound %v below exact %v", n, every, p, bound.Value, got.Value)
@@ -99,7 +99,7 @@ func TestTreeRestartsEpochClosedForm(t *testing.T) {
 	const n, k, b = 2048, 8, 256
 	s := NewTreeRestarts(n, b, TreeOnline)
 	want := float64(k * bits.Len(b))
-	for _, p := range []participation.Schema{{Kind: participation.MinSep, K: k, B: b}, {Kind: participation.KB, K: k, B: b}} {
+	for _, p := range []participation.Pattern{participation.Spaced(k, b), participation.Turns(k, b)} {
 		got, err := s.Sensitivity(p)
 		if err != nil {
 			t.Fatal(err)
@@ -108,7 +108,7 @@ func TestTreeRestartsEpochClosedForm(t *testing.T) {
 			t.Fatalf("%v: sens² %v (%s), want k·levels = %v", p, got.Value*got.Value, got.Method, want)
 		}
 	}
-	one, err := NewTree(n, TreeOnline).Sensitivity(participation.Schema{Kind: participation.KB, K: k, B: b})
+	one, err := NewTree(n, TreeOnline).Sensitivity(participation.Turns(k, b))
 	if err != nil || !(one.Value*one.Value > want) {
 		t.Fatalf("one tree: sens² %v (%v), restarted %v", one.Value*one.Value, err, want)
 	}
@@ -166,14 +166,14 @@ func TestTreeSegments(t *testing.T) {
 		for _, l := range segs {
 			longest = max(longest, l)
 		}
-		single, err := s.Sensitivity(participation.Schema{Kind: participation.Single})
-		if err != nil || math.Abs(single.Value*single.Value-float64(bits.Len(uint(longest)))) > 1e-12 || math.Abs(single.Value*single.Value-bruteSens2(x, participation.Schema{Kind: participation.Single})) > 1e-9 {
-			t.Fatalf("%v single: sens² %v, levels of %d = %d, brute force %v", segs, single.Value*single.Value, longest, bits.Len(uint(longest)), bruteSens2(x, participation.Schema{Kind: participation.Single}))
+		single, err := s.Sensitivity(participation.AtMostOnce)
+		if err != nil || math.Abs(single.Value*single.Value-float64(bits.Len(uint(longest)))) > 1e-12 || math.Abs(single.Value*single.Value-bruteSens2(x, participation.AtMostOnce)) > 1e-9 {
+			t.Fatalf("%v single: sens² %v, levels of %d = %d, brute force %v", segs, single.Value*single.Value, longest, bits.Len(uint(longest)), bruteSens2(x, participation.AtMostOnce))
 		}
 		for k := 1; k <= 3; k++ {
 			for b := 1; b <= 5; b++ {
-				for _, p := range []participation.Schema{{Kind: participation.MinSep, K: k, B: b}, {Kind: participation.KB, K: k, B: b}} {
-					if p.Kind == participation.KB && (s.N()+p.B-1)/p.B > p.K {
+				for _, p := range []participation.Pattern{participation.Spaced(k, b), participation.Turns(k, b)} {
+					if p.Groups > 0 && (s.N()+p.Separation()-1)/p.Separation() > p.MaxParticipations {
 						continue
 					}
 					got, err := s.Sensitivity(p)

@@ -10,8 +10,8 @@ import (
 	"dpfl/participation"
 )
 
-// Sensitivity is computed for a participation pattern (the Pattern of a
-// participation.Schema) of one of three shapes: at most one participation;
+// Sensitivity is computed for a participation.Pattern (what the participations
+// of one client can be; a schema's Pattern) of one of three shapes: at most one participation;
 // (k,b) turns (patterns {i, i+b, …, i+(k−1)b} ∩ [0,n), 0 ≤ i < b); and b-min-sep
 // (at most k participations, consecutive ones at least b rounds apart). The
 // sampled schemas are accounted by amplification instead.
@@ -33,11 +33,11 @@ type pattern struct {
 
 // patternOf returns the pattern of p; it panics unless sensitivity is
 // defined for it.
-func patternOf(p participation.Schema) pattern {
-	pt := p.Pattern()
+func patternOf(p participation.Pattern) pattern {
+	pt := p
 	switch {
-	case pt.Sampled() || pt == (participation.Pattern{}):
-		panic(fmt.Sprintf("strategy: no sensitivity for participation %q (want single, kb or minsep)", p.Kind))
+	case pt.Sampled() || pt.Unbounded():
+		panic(fmt.Sprintf("strategy: no sensitivity for participation %s (want single, kb or minsep)", p))
 	case pt.Once():
 		return pattern{shape: once}
 	}
@@ -51,12 +51,19 @@ func patternOf(p participation.Schema) pattern {
 	return q
 }
 
-// check panics unless p is a schema sensitivity is defined for.
-func check(p participation.Schema) { patternOf(p) }
+// HasSensitivity reports whether sensitivity is defined for p: at most one
+// participation, groups taking turns or a minimum separation, with no
+// sampling (a sampled pattern is accounted by amplification instead).
+func HasSensitivity(p participation.Pattern) bool {
+	return !p.Sampled() && !p.Unbounded() && (p.Once() || p.MaxParticipations >= 1 && p.Separation() >= 1)
+}
+
+// check panics unless p is a pattern sensitivity is defined for.
+func check(p participation.Pattern) { patternOf(p) }
 
 // isOnce reports whether p allows at most one participation.
-func isOnce(p participation.Schema) bool {
-	return p.Pattern().Once()
+func isOnce(p participation.Pattern) bool {
+	return p.Once()
 }
 
 // ceilDiv is ⌈a/b⌉ for a ≥ 0 and b ≥ 1, without overflow.
@@ -106,7 +113,7 @@ const zeroTol = 1e-12
 //     with nonnegative non-increasing coefficients (ν-DP-FTRL, BLT) are exact
 //     through ToeplitzSensitivity instead; for dense X ≥ 0 (multi-epoch MF)
 //     no exact method is known and the bound stays, Exact false.
-func SensitivityOf(X *mat.SymDense, p participation.Schema) (Sensitivity, error) {
+func SensitivityOf(X *mat.SymDense, p participation.Pattern) (Sensitivity, error) {
 	n := X.SymmetricDim()
 	q := clamp(patternOf(p), n)
 	diag := make([]float64, n)

@@ -12,32 +12,32 @@ import (
 )
 
 // patterns enumerates every participation pattern of p over [0,n).
-func patterns(n int, p participation.Schema) [][]int {
+func patterns(n int, p participation.Pattern) [][]int {
 	var out [][]int
-	switch p.Kind {
-	case participation.Single:
+	switch {
+	case p.Once():
 		for i := 0; i < n; i++ {
 			out = append(out, []int{i})
 		}
-	case participation.KB:
-		for i := 0; i < p.B && i < n; i++ {
+	case p.Groups > 0:
+		for i := 0; i < p.Separation() && i < n; i++ {
 			var pi []int
-			for a := 0; a < p.K && i+a*p.B < n; a++ {
-				pi = append(pi, i+a*p.B)
+			for a := 0; a < p.MaxParticipations && i+a*p.Separation() < n; a++ {
+				pi = append(pi, i+a*p.Separation())
 			}
 			out = append(out, pi)
 		}
-	case participation.MinSep:
+	case p.MinSeparation > 0:
 		var rec func(start int, cur []int)
 		rec = func(start int, cur []int) {
 			if len(cur) > 0 {
 				out = append(out, append([]int(nil), cur...))
 			}
-			if len(cur) == p.K {
+			if len(cur) == p.MaxParticipations {
 				return
 			}
 			for i := start; i < n; i++ {
-				rec(i+p.B, append(cur, i))
+				rec(i+p.Separation(), append(cur, i))
 			}
 		}
 		rec(0, nil)
@@ -48,7 +48,7 @@ func patterns(n int, p participation.Schema) [][]int {
 // bruteSens2 is max over patterns π and sign vectors s of sᵀX_ππ s: the exact
 // squared sensitivity whenever the supremum is attained by collinear rows
 // (X_ππ ≥ 0 or diagonal), and a lower bound in general.
-func bruteSens2(x mat.Symmetric, p participation.Schema) float64 {
+func bruteSens2(x mat.Symmetric, p participation.Pattern) float64 {
 	best := 0.0
 	for _, pi := range patterns(x.SymmetricDim(), p) {
 		for mask := 0; mask < 1<<len(pi); mask++ {
@@ -92,7 +92,7 @@ func TestSensitivityAgainstBruteForce(t *testing.T) {
 		n := 3 + rng.IntN(10)
 		k := 1 + rng.IntN(4)
 		b := 1 + rng.IntN(4)
-		for _, p := range []participation.Schema{{Kind: participation.Single}, {Kind: participation.KB, K: k, B: b}, {Kind: participation.MinSep, K: k, B: b}} {
+		for _, p := range []participation.Pattern{participation.AtMostOnce, participation.Turns(k, b), participation.Spaced(k, b)} {
 			// Nonnegative dense C: exact for single and (k,b).
 			x := gramOf(randomC(rng, n, n, true))
 			got, err := SensitivityOf(x, p)
@@ -106,7 +106,7 @@ func TestSensitivityAgainstBruteForce(t *testing.T) {
 			if !got.Exact && got.Value < want*(1-tol) {
 				t.Errorf("X≥0 n=%d %v: bound %s = %v < brute force %v", n, p, got.Method, got.Value, want)
 			}
-			if p.Kind != participation.MinSep && !got.Exact {
+			if p.MinSeparation == 0 && !got.Exact {
 				t.Errorf("X≥0 %v: expected an exact method, got %s", p, got.Method)
 			}
 			// Banded signed C with bands ≤ b: exact for every schema.
@@ -141,7 +141,7 @@ func TestTreeMinSepAgainstBruteForce(t *testing.T) {
 	for n := 1; n <= 14; n++ {
 		for k := 1; k <= 4; k++ {
 			for b := 1; b <= 4; b++ {
-				p := participation.Schema{Kind: participation.MinSep, K: k, B: b}
+				p := participation.Spaced(k, b)
 				want := bruteSens2(NewTree(n, TreeVanilla).Gram(), p)
 				if got := TreeMinSepSens2(n, k, b); got != want {
 					t.Errorf("tree DP n=%d k=%d b=%d: %v, brute force %v", n, k, b, got, want)
@@ -152,20 +152,21 @@ func TestTreeMinSepAgainstBruteForce(t *testing.T) {
 }
 
 func TestTreeSensitivityN2052(t *testing.T) {
+	t.Parallel()
 	// Exact integers, also from the independent implementation.
 	tr := NewTree(2052, TreeVanilla)
-	s, _ := tr.Sensitivity(participation.Schema{Kind: participation.Single})
+	s, _ := tr.Sensitivity(participation.AtMostOnce)
 	if !near(s.Value*s.Value, 12, 1e-12) || !s.Exact {
 		t.Errorf("single: sens² %v, want 12", s.Value*s.Value)
 	}
-	s, _ = tr.Sensitivity(participation.Schema{Kind: participation.KB, K: 6, B: 342})
+	s, _ = tr.Sensitivity(participation.Turns(6, 342))
 	if !near(s.Value*s.Value, 118, 1e-9) || !s.Exact {
 		t.Errorf("(6,342): sens² %v (%s), want 118", s.Value*s.Value, s.Method)
 	}
 	if testing.Short() {
 		t.Skip("min-sep DP at n=2052 skipped in -short")
 	}
-	s, _ = tr.Sensitivity(participation.Schema{Kind: participation.MinSep, K: 6, B: 342})
+	s, _ = tr.Sensitivity(participation.Spaced(6, 342))
 	if !near(s.Value*s.Value, 118, 1e-9) || !s.Exact {
 		t.Errorf("342-min-sep: sens² %v (%s), want 118", s.Value*s.Value, s.Method)
 	}
@@ -186,13 +187,14 @@ func TestVecSensSmall(t *testing.T) {
 }
 
 func TestSqrtSensitivityN2052(t *testing.T) {
+	t.Parallel()
 	// Independent implementation (float64): C = S^{1/2}: single 1.8692, (6,342) 6.0994 (4 decimals).
 	nu := NewNu(2052, 0)
-	s, _ := nu.Sensitivity(participation.Schema{Kind: participation.Single})
+	s, _ := nu.Sensitivity(participation.AtMostOnce)
 	if !near(s.Value, 1.8692, 1e-4) {
 		t.Errorf("single %v, want 1.8692", s.Value)
 	}
-	s, _ = nu.Sensitivity(participation.Schema{Kind: participation.KB, K: 6, B: 342})
+	s, _ = nu.Sensitivity(participation.Turns(6, 342))
 	if !near(s.Value, 6.0994, 1e-4) || !s.Exact {
 		t.Errorf("(6,342) %v (%s), want 6.0994", s.Value, s.Method)
 	}
@@ -218,7 +220,7 @@ func TestMonotoneGramSensitivity(t *testing.T) {
 			}
 			for k := 1; k <= 5; k++ {
 				for b := 1; b <= 5; b++ {
-					p := participation.Schema{Kind: participation.MinSep, K: k, B: b}
+					p := participation.Spaced(k, b)
 					got, err := SensitivityOf(x, p)
 					if err != nil {
 						t.Fatal(err)
@@ -235,7 +237,7 @@ func TestMonotoneGramSensitivity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := me.Sensitivity(participation.Schema{Kind: participation.MinSep, K: 4, B: 6}); s.Exact {
+	if s, _ := me.Sensitivity(participation.Spaced(4, 6)); s.Exact {
 		t.Errorf("multi-epoch min-sep claimed exact: %s", s.Method)
 	}
 }

@@ -34,7 +34,7 @@ type Strategy interface {
 	// (Denisov et al. 2022, Prop. 2.2); the noise C̃⁻¹z has the same law as C⁺z.
 	Factor() (*mat.TriDense, error)
 	// Sensitivity returns the L2 sensitivity of C under p.
-	Sensitivity(p participation.Schema) (Sensitivity, error)
+	Sensitivity(p participation.Pattern) (Sensitivity, error)
 	// String is the strategy's name, as Build knows it (with its variant,
 	// e.g. "nu-b8", "tree-online-restart").
 	String() string
@@ -191,13 +191,13 @@ type Metrics struct {
 
 // Evaluate computes the decoder of s for w and its error metrics under p;
 // s must implement Analyzed.
-func Evaluate(s Strategy, w *Workload, p participation.Schema) (Metrics, error) {
+func Evaluate(s Strategy, w *Workload, p participation.Pattern) (Metrics, error) {
 	return evaluate(context.Background(), s, w, p)
 }
 
 // EvaluateContext is Evaluate, returning ctx's error as soon as ctx is done
 // (see withContext); the metrics are Evaluate's, bit for bit.
-func EvaluateContext(ctx context.Context, s Strategy, w *Workload, p participation.Schema) (Metrics, error) {
+func EvaluateContext(ctx context.Context, s Strategy, w *Workload, p participation.Pattern) (Metrics, error) {
 	return withContext(ctx, func() (Metrics, error) { return evaluate(ctx, s, w, p) })
 }
 
@@ -207,7 +207,7 @@ type decoderContext interface {
 	decoderContext(ctx context.Context, w *Workload) (*mat.Dense, error)
 }
 
-func evaluate(ctx context.Context, s Strategy, w *Workload, p participation.Schema) (Metrics, error) {
+func evaluate(ctx context.Context, s Strategy, w *Workload, p participation.Pattern) (Metrics, error) {
 	if s.N() != w.N() {
 		panic("strategy: strategy and workload sizes differ")
 	}
@@ -224,7 +224,7 @@ func evaluate(ctx context.Context, s Strategy, w *Workload, p participation.Sche
 	if err != nil {
 		return Metrics{}, err
 	}
-	single, err := s.Sensitivity(participation.Schema{Kind: participation.Single})
+	single, err := s.Sensitivity(participation.AtMostOnce)
 	if err != nil {
 		return Metrics{}, err
 	}
@@ -441,9 +441,9 @@ func (s Identity) Decoder(w *Workload) (*mat.Dense, error) {
 }
 
 // Sensitivity returns sqrt(k̂) (1 under single participation), exact.
-func (s Identity) Sensitivity(p participation.Schema) (Sensitivity, error) {
+func (s Identity) Sensitivity(p participation.Pattern) (Sensitivity, error) {
 	check(p)
-	return Sensitivity{Value: math.Sqrt(float64(p.MaxParticipations(s.n))), Exact: true, Method: "identity: sqrt(max participations) (exact)"}, nil
+	return Sensitivity{Value: math.Sqrt(float64(p.MaxIn(s.n))), Exact: true, Method: "identity: sqrt(max participations) (exact)"}, nil
 }
 
 // Cost is one fresh Gaussian vector per round.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"dpfl/participation"
+
+	"dpfl/aggregators/strategy/filecache"
 )
 
 // table2 evaluates the Choquette-Choo et al. 2023 Table 2 mechanisms that do not need an
@@ -26,7 +28,7 @@ func table2(t *testing.T, n, k, b, bands int) (tree, sgd, band [2]Metrics) {
 		t.Fatal(err)
 	}
 	t.Logf("BandMF n=%d bands=%d: %+v in %v", n, bands, f.Status(), time.Since(t0).Round(time.Millisecond))
-	for i, p := range []participation.Schema{{Kind: participation.KB, K: k, B: b}, {Kind: participation.MinSep, K: k, B: b}} {
+	for i, p := range []participation.Pattern{participation.Turns(k, b), participation.Spaced(k, b)} {
 		tree[i] = mustEval(t, NewTree(n, TreeFull), w, p)
 		sgd[i] = mustEval(t, NewIdentity(n), w, p)
 		band[i] = mustEval(t, f, w, p)
@@ -68,7 +70,7 @@ func TestSeed003Table2(t *testing.T) {
 		single float64
 		s      Strategy
 	}{{tree, 0.32, NewTree(2052, TreeFull)}, {sgd, 0.41, NewIdentity(2052)}} {
-		s1, _ := c.s.Sensitivity(participation.Schema{Kind: participation.Single})
+		s1, _ := c.s.Sensitivity(participation.AtMostOnce)
 		if r := s1.Value / c.m[0].Sensitivity.Value; math.Abs(r-c.single) > 0.005 {
 			t.Errorf("%s: single/(k,b) = %.4f, want %.2f", c.m[0].Strategy, r, c.single)
 		}
@@ -97,10 +99,10 @@ func TestSeed003Table2AllRows(t *testing.T) {
 	n, k, b := 2052, 6, 342
 	w := Prefix(n)
 	ctx := context.Background()
-	cache := &Cache{Dir: os.Getenv("DPFL_CACHE")}
+	cache := &Cache{Store: filecache.Dir(os.Getenv("DPFL_CACHE"))}
 	opt := LBFGSOptions{RelTol: 1e-6, MaxIter: 1000}
-	kb := participation.Schema{Kind: participation.KB, K: k, B: b}
-	ms := participation.Schema{Kind: participation.MinSep, K: k, B: b}
+	kb := participation.Turns(k, b)
+	ms := participation.Spaced(k, b)
 	rows := []struct {
 		name  string
 		build func() (Strategy, error)
@@ -157,7 +159,7 @@ func TestSeed003Table2AllRows(t *testing.T) {
 func TestTable2Small(t *testing.T) {
 	n, k, b := 48, 3, 16
 	tree, sgd, band := table2(t, n, k, b, b)
-	for i, p := range []participation.Schema{{Kind: participation.KB, K: k, B: b}, {Kind: participation.MinSep, K: k, B: b}} {
+	for i, p := range []participation.Pattern{participation.Turns(k, b), participation.Spaced(k, b)} {
 		if want := float64(k) * float64(n*(n+1)/2); !near(sgd[i].Loss, want, 1e-9*want) {
 			t.Errorf("%v: DP-SGD loss %v, want k·n(n+1)/2 = %v", p, sgd[i].Loss, want)
 		}

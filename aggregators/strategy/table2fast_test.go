@@ -24,8 +24,8 @@ func TestSeed003Table2FastRows(t *testing.T) {
 	}
 	n, k, b := 2052, 6, 342
 	w := Prefix(n)
-	kb := participation.Schema{Kind: participation.KB, K: k, B: b}
-	ms := participation.Schema{Kind: participation.MinSep, K: k, B: b}
+	kb := participation.Turns(k, b)
+	ms := participation.Spaced(k, b)
 	tree, sgd := NewTree(n, TreeFull), NewIdentity(n)
 	var m [2][2]Metrics // [tree, sgd][kb, min-sep]
 	for i, s := range []Strategy{tree, sgd} {

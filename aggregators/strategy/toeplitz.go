@@ -52,7 +52,7 @@ func toeplitzMonotone(c []float64) bool {
 // nonnegative and non-increasing, when at most one participation counts, or
 // when c has at most b nonzero leading coefficients; otherwise the zero
 // Sensitivity and false.
-func ToeplitzSensitivity(c []float64, n int, p participation.Schema) (Sensitivity, bool) {
+func ToeplitzSensitivity(c []float64, n int, p participation.Pattern) (Sensitivity, bool) {
 	q := patternOf(p)
 	if n < 1 {
 		panic("strategy: non-positive n")

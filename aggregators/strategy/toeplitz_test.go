@@ -40,7 +40,7 @@ func TestToeplitzSensitivityAgainstBruteForce(t *testing.T) {
 			x := gramOf(toeplitzLower(n, append(c, make([]float64, n)...)[:n]))
 			for k := 1; k <= 5; k++ {
 				for b := 1; b <= 5; b++ {
-					for _, p := range []participation.Schema{{Kind: participation.Single}, {Kind: participation.KB, K: k, B: b}, {Kind: participation.MinSep, K: k, B: b}} {
+					for _, p := range []participation.Pattern{participation.AtMostOnce, participation.Turns(k, b), participation.Spaced(k, b)} {
 						got, ok := ToeplitzSensitivity(c, n, p)
 						if !ok || !got.Exact {
 							t.Fatalf("c=%v: not exact", c)
@@ -55,7 +55,7 @@ func TestToeplitzSensitivityAgainstBruteForce(t *testing.T) {
 		}
 	}
 	for _, c := range [][]float64{{1, 0.5, 0.8}, {1, -0.2}, {1, math.NaN()}} {
-		if _, ok := ToeplitzSensitivity(c, 6, participation.Schema{Kind: participation.MinSep, K: 2, B: 1}); ok {
+		if _, ok := ToeplitzSensitivity(c, 6, participation.Spaced(2, 1)); ok {
 			t.Errorf("%v accepted as nonnegative non-increasing or banded", c)
 		}
 	}
@@ -70,10 +70,10 @@ func TestToeplitzSensitivityAgainstBruteForce(t *testing.T) {
 		x := gramOf(toeplitzLower(n, append(c, make([]float64, n)...)[:n]))
 		for k := 1; k <= 4; k++ {
 			for b := 1; b <= 6; b++ {
-				for _, p := range []participation.Schema{{Kind: participation.Single}, {Kind: participation.KB, K: k, B: b}, {Kind: participation.MinSep, K: k, B: b}} {
+				for _, p := range []participation.Pattern{participation.AtMostOnce, participation.Turns(k, b), participation.Spaced(k, b)} {
 					got, ok := ToeplitzSensitivity(c, n, p)
 					kk := 1
-					if p.Kind != participation.Single {
+					if !p.Once() {
 						kk = min(k, ceilDiv(n, b))
 					}
 					if want := kk == 1 || len(c) <= b || toeplitzMonotone(c); ok != want {
@@ -106,7 +106,7 @@ func TestNuMinSepExact(t *testing.T) {
 	for i := range c {
 		c[i] = math.Sqrt(1 + (0.001-1)*float64(i)/float64(n-1))
 	}
-	p := participation.Schema{Kind: participation.MinSep, K: 5, B: 1}
+	p := participation.Spaced(5, 1)
 	x := gramOf(toeplitzLower(n, c))
 	bound := thm3Bound(x, patternOf(p))
 	exact, ok := ToeplitzSensitivity(c, n, p)
@@ -132,7 +132,7 @@ func TestNuMinSepExact(t *testing.T) {
 	}
 
 	nu := NewNu(60, TuneNu(60, 0.0005))
-	got, err := nu.Sensitivity(participation.Schema{Kind: participation.MinSep, K: 4, B: 10})
+	got, err := nu.Sensitivity(participation.Spaced(4, 10))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func init() {
 			if isOnce(cfg.Participation) {
 				return nil, errors.New("strategy: toeplitz under single participation needs a band count")
 			}
-			b = DefaultBands(cfg.Participation.B, cfg.Workload.N())
+			b = DefaultBands(cfg.Participation.Separation(), cfg.Workload.N())
 		}
 		return OptimizeBandedToeplitz(ctx, cfg.Workload, b, cfg.Participation, cfg.LBFGS)
 	}})
@@ -124,7 +124,7 @@ func (s *BandedToeplitz) decoderContext(ctx context.Context, w *Workload) (*mat.
 }
 
 // Sensitivity: ToeplitzSensitivity when exact, else SensitivityOf.
-func (s *BandedToeplitz) Sensitivity(p participation.Schema) (Sensitivity, error) {
+func (s *BandedToeplitz) Sensitivity(p participation.Pattern) (Sensitivity, error) {
 	if sens, ok := ToeplitzSensitivity(s.c, s.n, p); ok {
 		return sens, nil
 	}
@@ -144,7 +144,7 @@ func (s *BandedToeplitz) Cost() Cost {
 // needs b̂ ≤ b, where the sensitivity is exact whatever the signs (the
 // objective's sensitivity is then the true one). Not convex: no
 // certificate.
-func OptimizeBandedToeplitz(ctx context.Context, w *Workload, bands int, p participation.Schema, opts LBFGSOptions) (*BandedToeplitz, error) {
+func OptimizeBandedToeplitz(ctx context.Context, w *Workload, bands int, p participation.Pattern, opts LBFGSOptions) (*BandedToeplitz, error) {
 	n := w.N()
 	q := clamp(patternOf(p), n)
 	if bands < 1 || bands > n {

@@ -41,7 +41,7 @@ func TestBandedToeplitz(t *testing.T) {
 	}
 	const n = 64
 	w := Prefix(n)
-	single := participation.Schema{Kind: participation.Single}
+	single := participation.AtMostOnce
 	for _, b := range []int{4, 8} {
 		opt, err := OptimizeBandedToeplitz(ctx, w, b, single, LBFGSOptions{})
 		if err != nil {
@@ -57,7 +57,7 @@ func TestBandedToeplitz(t *testing.T) {
 			t.Errorf("bands %d: Toeplitz %v, BandMF %v, truncated sqrt %v", b, mo.Loss, mb.Loss, ms.Loss)
 		}
 	}
-	for _, p := range []participation.Schema{{Kind: participation.KB, K: 3, B: 16}, {Kind: participation.MinSep, K: 3, B: 16}} {
+	for _, p := range []participation.Pattern{participation.Turns(3, 16), participation.Spaced(3, 16)} {
 		opt, err := OptimizeBandedToeplitz(ctx, w, 8, p, LBFGSOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +75,7 @@ func TestBandedToeplitz(t *testing.T) {
 // coefficients matches central differences (1e-6 relative).
 func TestBandedToeplitzGradient(t *testing.T) {
 	for _, w := range []*Workload{Prefix(30), Momentum(30, 0.8, nil)} {
-		for _, p := range []participation.Schema{{Kind: participation.Single}, {Kind: participation.MinSep, K: 2, B: 6}} {
+		for _, p := range []participation.Pattern{participation.AtMostOnce, participation.Spaced(2, 6)} {
 			obj := newBLTObjective(w, w.toeplitzCoefficients(), p, 0)
 			const bands = 5
 			f := func(z, g []float64) float64 { return obj.bandedToeplitzLogLoss(bands, z, g) }

@@ -198,7 +198,7 @@ func (t *Tree) Decoder(wl *Workload) (*mat.Dense, error) {
 // Sensitivity is exact for every schema: ⌈log₂(n+1)⌉ nodes per leaf under
 // single participation, the pattern formula under (k,b) (T ≥ 0), and the
 // exact dynamic program over the forest under b-min-sep.
-func (t *Tree) Sensitivity(p participation.Schema) (Sensitivity, error) {
+func (t *Tree) Sensitivity(p participation.Pattern) (Sensitivity, error) {
 	q := clamp(patternOf(p), t.n)
 	switch q.shape {
 	case once:

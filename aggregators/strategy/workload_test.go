@@ -20,7 +20,7 @@ import (
 func TestCustomWorkload(t *testing.T) {
 	const n = 48
 	ctx := context.Background()
-	single := participation.Schema{Kind: participation.Single}
+	single := participation.AtMostOnce
 	for _, named := range []*Workload{Prefix(n), Momentum(n, 0.9, LinearCooldown(n, 12, 0.05))} {
 		var d mat.Dense
 		d.CloneFrom(named.A())

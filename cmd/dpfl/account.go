@@ -223,10 +223,7 @@ func (r *calcRequest) check(set map[string]bool, ordersFlag string) string {
 		return msg
 	}
 	if r.accountant == "" {
-		r.accountant = "exact"
-		if r.amplified() {
-			r.accountant = "rdp"
-		}
+		r.accountant = privacy.DefaultAccountant(r.amplified(), false)
 	}
 	return r.checkAccountant(set, ordersFlag)
 }

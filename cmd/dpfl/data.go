@@ -171,8 +171,15 @@ func copyKey(to, from reflect.Value, key string) {
 		f := from.Type().Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		switch {
-		case opts == "inline":
+		case opts == "inline" && f.Type.Kind() == reflect.Struct:
 			copyKey(to.Field(i), from.Field(i), key)
+		case opts == "inline": // a registered dataset's own keys (datasets.Config.Own)
+			if v, ok := from.Field(i).Interface().(map[string]any)[key]; ok {
+				if to.Field(i).IsNil() {
+					to.Field(i).Set(reflect.ValueOf(map[string]any{}))
+				}
+				to.Field(i).SetMapIndex(reflect.ValueOf(key), reflect.ValueOf(v))
+			}
 		case name == key:
 			to.Field(i).Set(from.Field(i))
 		}

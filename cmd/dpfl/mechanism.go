@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"dpfl/aggregators"
 	"dpfl/aggregators/strategy"
+	"dpfl/aggregators/strategy/filecache"
 	"dpfl/experiments"
 	"dpfl/participation"
 	"dpfl/results/regular"
@@ -236,14 +238,15 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 	if fileWorkload != nil && msg == "" {
 		w = fileWorkload
 	}
+	agg := mechanismKeys(f, set)
 	if msg == "" {
-		msg = checkMechanismFlags(req.name, p, set, *f.name, *f.n, *f.nu, *f.nuBands, *f.bands, *f.buffers, *f.gap, *f.relTol, *f.maxIter)
+		msg = checkMechanismKeys(agg, aggregators.Run{Rounds: *f.n, Participation: p}, set)
+	}
+	if msg == "" {
+		msg = checkMechanismFlags(req.name, p.Pattern(), set, *f.name, *f.gap, *f.relTol, *f.maxIter)
 	}
 	if msg == "" {
 		req.priv, msg = f.priv.check(set, p, *f.n, *f.asJSON)
-	}
-	if msg == "" && set["restart-every"] && (*f.restart < 1 || *f.restart > *f.n) {
-		msg = "-restart-every must be in [1, n]"
 	}
 	if msg == "" && set["restart-every"] && req.name.Strategy != "" && !strings.HasPrefix(req.name.Strategy, "tree") {
 		msg = fmt.Sprintf("-restart-every applies only to the tree mechanisms, not -strategy %s", *f.name)
@@ -252,9 +255,12 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 		return usageErr("%s", msg)
 	}
 	lbfgs := lbfgsOptions(*f.relTol, *f.maxIter, *f.progress, stderr)
-	req.cfg = strategy.Config{Workload: w, Participation: p, Bands: *f.bands, Nu: *f.nu, NuBands: *f.nuBands, Buffers: *f.buffers, Gap: *f.gap, LBFGS: lbfgs, MemoryLimit: *f.maxMem * 1e9, RestartEvery: *f.restart}
+	req.cfg = strategy.Config{Workload: w, Participation: p.Pattern(), Bands: agg.Bands, Nu: -1, NuBands: agg.NuCoefficients, Buffers: agg.Buffers, Gap: *f.gap, LBFGS: lbfgs, MemoryLimit: *f.maxMem * 1e9, RestartEvery: agg.RestartEvery}
+	if agg.Nu != nil {
+		req.cfg.Nu = *agg.Nu
+	}
 	if *f.cacheDir != "" {
-		req.cfg.Cache = &strategy.Cache{Dir: *f.cacheDir, Warn: func(err error) {
+		req.cfg.Cache = &strategy.Cache{Store: filecache.Dir(*f.cacheDir), Warn: func(err error) {
 			fmt.Fprintf(stderr, "dpfl mechanism: warning: %s\n", oneLine(err))
 		}}
 	}
@@ -335,42 +341,19 @@ func workloadLabel(wl string, momentum float64, shape string, s aggregators.LRSc
 	return label
 }
 
-// mechanismSetting is the participation and workload the flags describe,
-// or why they cannot be ("" when they can).
+// mechanismSetting is the participation pattern and workload the flags
+// describe, or why they cannot be ("" when they can).
 func mechanismSetting(part string, k, b int, wl string, n int, momentum float64, shape string, sched aggregators.LRSchedule, set map[string]bool) (participation.Schema, *strategy.Workload, string) {
-	var p participation.Schema
-	switch part {
-	case "single":
-		p.Kind = participation.Single
-		if set["k"] || set["b"] {
-			return p, nil, "-k and -b apply only to -participation kb or minsep"
-		}
-	case "kb", "minsep":
-		p.Kind = participation.Kind(part)
-		if k < 1 || b < 1 {
-			return p, nil, fmt.Sprintf("-participation %s needs -k ≥ 1 and -b ≥ 1", part)
-		}
-		p.K, p.B = k, b
-	default:
-		return p, nil, fmt.Sprintf("unknown -participation %q (want single, kb or minsep)", part)
+	p, msg := mechanismParticipation(part, k, b, set)
+	if msg != "" {
+		return p, nil, msg
 	}
 	if strings.HasPrefix(wl, "file:") {
 		return p, nil, "" // read by the caller
 	}
-	shapes := map[string]aggregators.LRShape{"constant": aggregators.ConstantLR, "linear": aggregators.LinearLR, "cosine": aggregators.CosineLR}
-	sh, ok := shapes[shape]
-	if !ok {
-		return p, nil, fmt.Sprintf("unknown -lr-schedule %q (want constant, linear or cosine)", shape)
-	}
-	sched.Shape = sh
-	if sh == aggregators.ConstantLR && (set["warmup"] || set["cooldown"] || set["final-lr"]) {
-		return p, nil, "-warmup, -cooldown and -final-lr need -lr-schedule linear or cosine"
-	}
-	if set["final-lr"] && sched.Cooldown == 0 {
-		return p, nil, "-final-lr needs a -cooldown"
-	}
-	if err := sched.Validate(); err != nil {
-		return p, nil, strings.TrimPrefix(err.Error(), "aggregators: ")
+	sched, msg = scheduleFlags(shape, sched, n, set)
+	if msg != "" {
+		return p, nil, msg
 	}
 	eta := sched.Factors()
 	for _, e := range eta {
@@ -398,21 +381,126 @@ func mechanismSetting(part string, k, b int, wl string, n int, momentum float64,
 	return p, nil, fmt.Sprintf("unknown -workload %q (want prefix, momentum or identity, or -workload-file)", wl)
 }
 
+// scheduleKeyFlags names the flags of the server section's learning-rate
+// schedule keys.
+var scheduleKeyFlags = map[string]string{"lr_schedule": "lr-schedule", "warmup_rounds": "warmup", "cooldown_rounds": "cooldown", "final_lr_fraction": "final-lr"}
+
+// scheduleFlags is the learning-rate schedule of -lr-schedule, -warmup,
+// -cooldown and -final-lr over n rounds, or why they cannot be: the flags
+// are parsed into an experiments.ServerConfig, given its defaults and
+// checked by its validation (ServerConfig.CheckSchedule), as the server
+// section of a run's configuration is; the problems name the flags.
+func scheduleFlags(shape string, s aggregators.LRSchedule, n int, set map[string]bool) (aggregators.LRSchedule, string) {
+	sv := experiments.ServerConfig{LRSchedule: shape, WarmupRounds: s.Warmup, CooldownRounds: s.Cooldown}
+	if set["final-lr"] {
+		sv.FinalLRFraction = &s.Final
+	}
+	sv.NormalizeSchedule()
+	msg := ""
+	sv.CheckSchedule(n, func(key, format string, args ...any) {
+		if msg == "" {
+			msg = "-" + scheduleKeyFlags[key] + ": " + fmt.Sprintf(format, args...)
+		}
+	})
+	return sv.Schedule(n), msg
+}
+
+// mechanismParticipation is the schema of -participation (a registered
+// scheme whose pattern has a sensitivity) with -k and -b, or why the flags
+// cannot be ("" when they can).
+func mechanismParticipation(part string, k, b int, set map[string]bool) (participation.Schema, string) {
+	var usable, grouped []string
+	for _, kind := range participation.Kinds {
+		if pt := kind.Pattern(); strategy.HasSensitivity(pt) {
+			usable = append(usable, string(kind))
+			if kind.Grouped() {
+				grouped = append(grouped, string(kind))
+			}
+		}
+	}
+	kind := participation.Canonical(participation.Kind(part))
+	if !slices.Contains(usable, string(kind)) {
+		return participation.Schema{}, fmt.Sprintf("unknown -participation %q (want %s)", part, orList(usable))
+	}
+	if !kind.Grouped() {
+		if set["k"] || set["b"] {
+			return participation.Schema{}, fmt.Sprintf("-k and -b apply only to -participation %s", orList(grouped))
+		}
+		k, b = 0, 0
+	} else if k < 1 || b < 1 {
+		return participation.Schema{}, fmt.Sprintf("-participation %s needs -k ≥ 1 and -b ≥ 1", part)
+	}
+	return participation.Schema{Kind: kind, K: k, B: b}, ""
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// mechanismKey is a flag that sets an aggregator kind's own key.
+type mechanismKey struct {
+	flag, kind, key string
+	set             func(c *aggregators.Config, f *mechanismFlags)
+}
+
+// mechanismKeyFlags are the flags that are an aggregator kind's own YAML
+// keys: they are parsed into the kind's parameter struct of an
+// aggregators.Config and checked by the kind's own validation, as the key
+// of a run's configuration is, so a flag means what its key means (0: the
+// key's default).
+var mechanismKeyFlags = []mechanismKey{
+	{"bands", "bandmf", "bands", func(c *aggregators.Config, f *mechanismFlags) { c.Bands = *f.bands }},
+	{"nu", "nu-ftrl", "nu", func(c *aggregators.Config, f *mechanismFlags) { c.Nu = f.nu }},
+	{"nu-bands", "nu-ftrl", "nu_coefficients", func(c *aggregators.Config, f *mechanismFlags) { c.NuCoefficients = *f.nuBands }},
+	{"buffers", "blt", "buffers", func(c *aggregators.Config, f *mechanismFlags) { c.Buffers = *f.buffers }},
+	{"restart-every", "tree", "restart_every", func(c *aggregators.Config, f *mechanismFlags) { c.RestartEvery = *f.restart }},
+}
+
+// mechanismKeys is the aggregator configuration of the set key flags (the
+// keys of every kind they belong to, as a comparison evaluates them all).
+func mechanismKeys(f *mechanismFlags, set map[string]bool) *aggregators.Config {
+	c := new(aggregators.Config)
+	for _, m := range mechanismKeyFlags {
+		if set[m.flag] {
+			m.set(c, f)
+		}
+	}
+	return c
+}
+
+// checkMechanismKeys says why a key flag's value is wrong for the run r
+// ("" when none is): the problem its kind's validation finds with the key,
+// named by the flag.
+func checkMechanismKeys(c *aggregators.Config, r aggregators.Run, set map[string]bool) string {
+	for _, m := range mechanismKeyFlags {
+		if !set[m.flag] {
+			continue
+		}
+		one := *c // the kind validates only its own keys
+		one.Kind = m.kind
+		one.Normalize()
+		msg := ""
+		aggregators.Lookup(m.kind).ValidateOwn(&one, r, func(key, format string, args ...any) {
+			if key == m.key && msg == "" {
+				msg = "-" + m.flag + ": " + fmt.Sprintf(format, args...)
+			}
+		})
+		if msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
 // checkMechanismFlags says why the strategy flags are wrong ("" when they
 // are not).
-func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[string]bool, name string, n int, nu float64, nuBands, bands, buffers int, gap, relTol float64, maxIter int) string {
+func checkMechanismFlags(m aggregators.Name, p participation.Pattern, set map[string]bool, name string, gap, relTol float64, maxIter int) string {
 	switch {
-	case set["nu"] && !(nu >= 0 && nu < 1):
-		return "-nu must be in [0,1)"
-	case set["nu-bands"] && (nuBands < 1 || nuBands > n):
-		return "-nu-bands must be in [1, n]"
-	case set["bands"] && (bands < 1 || bands > n):
-		return "-bands must be in [1, n]"
-	case set["buffers"] && (buffers < 1 || buffers > n):
-		return "-buffers must be in [1, n]"
-	case set["buffers"] && buffers > strategy.BLTMaxBuffers:
-		return fmt.Sprintf("-buffers %d: blt takes at most %d buffers", buffers, strategy.BLTMaxBuffers)
-	case p.Pattern().Once() && m.Strategy == "blt" && !set["buffers"] && !set["bands"]:
+	case p.Once() && m.Strategy == "blt" && !set["buffers"] && !set["bands"]:
 		return "-strategy blt under single participation needs -buffers (or -bands: the BandMF memory to match)"
 	case !(gap > 0 && gap < 1):
 		return "-gap must be in (0,1)"
@@ -420,9 +508,9 @@ func checkMechanismFlags(m aggregators.Name, p participation.Schema, set map[str
 		return "-reltol must be in (0,1)"
 	case maxIter < 1:
 		return "-maxiter must be positive"
-	case p.Pattern().Once() && (m.Strategy == "bandmf" || m.Strategy == "toeplitz") && !set["bands"]:
+	case p.Once() && (m.Strategy == "bandmf" || m.Strategy == "toeplitz") && !set["bands"]:
 		return fmt.Sprintf("-strategy %s under single participation needs -bands", m.Strategy)
-	case p.Pattern().Once() && (m.Strategy == "multi-epoch" || m.Strategy == "multi-epoch-f" || m.Strategy == "bandmf-f"):
+	case p.Once() && (m.Strategy == "multi-epoch" || m.Strategy == "multi-epoch-f" || m.Strategy == "bandmf-f"):
 		return fmt.Sprintf("-strategy %s needs -participation kb or minsep (optimal is the single-participation optimum)", name)
 	}
 	return ""
@@ -658,7 +746,7 @@ func runAs(c strategy.Comparison, cfg strategy.Config) string {
 	case "bandmf":
 		bands := cfg.Bands
 		if bands == 0 {
-			bands = strategy.DefaultBands(cfg.Participation.B, c.Metrics.N)
+			bands = strategy.DefaultBands(cfg.Participation.Separation(), c.Metrics.N)
 		}
 		if bands > 0 {
 			s += fmt.Sprintf(" bands=%d", bands)

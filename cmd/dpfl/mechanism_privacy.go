@@ -20,6 +20,7 @@ import (
 type privacyRequest struct {
 	Epsilon, Delta  float64
 	Clients, Cohort int
+	schema          participation.Schema // the -participation, k and b
 }
 
 // mechanismPrivacyFlags are the section's flags.
@@ -51,9 +52,9 @@ func (f mechanismPrivacyFlags) check(set map[string]bool, p participation.Schema
 		}
 		return nil, ""
 	}
-	r := &privacyRequest{Epsilon: *f.epsilon, Delta: *f.delta, Clients: *f.clients, Cohort: *f.cohort}
-	switch {
-	case p.Kind != participation.KB:
+	r := &privacyRequest{Epsilon: *f.epsilon, Delta: *f.delta, Clients: *f.clients, Cohort: *f.cohort, schema: p}
+	switch pat := p.Pattern(); {
+	case pat.Groups == 0 || pat.Sampling != 0 || pat.RandomGroups || pat.MaxParticipations == 0:
 		return nil, "-epsilon compares amplified and unamplified accounting under -participation kb (its b groups are the turns of kb-poisson and the bins of balls-in-bins)"
 	case asJSON:
 		return nil, "-epsilon prints a text comparison; it does not apply with -json"
@@ -81,7 +82,7 @@ var bibMC = privacy.MonteCarlo{Confidence: 0.99}
 
 // writePrivacySection calibrates and prints the section.
 func writePrivacySection(ctx context.Context, w io.Writer, req mechanismRequest) error {
-	pr, p := req.priv, req.cfg.Participation
+	pr, p := req.priv, req.priv.schema
 	n := req.cfg.Workload.N()
 	fmt.Fprintf(w, "\nprivacy at ε = %g, δ = %g: %d clients, cohort %d per round, b = %d; sigma: noise std per round (clip = 1), rmse at it\n",
 		pr.Epsilon, pr.Delta, pr.Clients, pr.Cohort, p.B)
@@ -93,7 +94,7 @@ func writePrivacySection(ctx context.Context, w io.Writer, req mechanismRequest)
 		if err != nil {
 			return err
 		}
-		m, err := strategy.EvaluateContext(ctx, s, cfg.Workload, p)
+		m, err := strategy.EvaluateContext(ctx, s, cfg.Workload, p.Pattern())
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"dpfl/aggregators/strategy"
-
+	"dpfl/experiments"
 	"dpfl/participation"
 )
 
@@ -158,7 +158,7 @@ func TestMechanismUsage(t *testing.T) {
 		{"-n", "100000000", "-strategy", "tree"}, // idem
 		{"-n", "2000", "-max-memory", "0.05"},    // 3·8n² = 96 MB > 50 MB
 		{"-n", "8", "-max-memory", "0"},
-		{"-n", "8", "-restart-every", "0"},
+		{"-n", "8", "-restart-every", "-1"},
 		{"-n", "8", "-restart-every", "9"},
 		{"-n", "8", "-strategy", "bandmf", "-bands", "2", "-restart-every", "4"},
 	} {
@@ -260,7 +260,7 @@ func TestMechanismNuBands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	m, err := strategy.Evaluate(strategy.NewNuBanded(40, 0.05, 8), strategy.Prefix(40), participation.Schema{Kind: participation.MinSep, K: 2, B: 10})
+	m, err := strategy.Evaluate(strategy.NewNuBanded(40, 0.05, 8), strategy.Prefix(40), participation.Spaced(2, 10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestMechanismNuBands(t *testing.T) {
 		math.Abs(got["loss"].(float64)-m.Loss) > 1e-12*m.Loss || math.Abs(got["sensitivity"].(float64)-m.Sensitivity.Value) > 1e-12 {
 		t.Fatalf("output %v, want loss %v sensitivity %v", got, m.Loss, m.Sensitivity.Value)
 	}
-	if code, _, errs := runMechanism(t, "-n", "40", "-strategy", "nu", "-nu-bands", "41"); code != 2 || !strings.Contains(errs, "-nu-bands must be in [1, n]") {
+	if code, _, errs := runMechanism(t, "-n", "40", "-strategy", "nu", "-nu-bands", "41"); code != 2 || !strings.Contains(errs, "-nu-bands: 41 must be in [1, rounds]") {
 		t.Fatalf("-nu-bands 41: exit %d, %q", code, errs)
 	}
 }
@@ -356,9 +356,9 @@ func TestMechanismWorkloads(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"-n", "10", "-workload", "ramp"}, "unknown -workload \"ramp\""},
-		{[]string{"-n", "10", "-lr-schedule", "step"}, "unknown -lr-schedule"},
-		{[]string{"-n", "10", "-cooldown", "3"}, "need -lr-schedule linear or cosine"},
-		{[]string{"-n", "10", "-lr-schedule", "linear", "-cooldown", "11"}, "must be non-negative and fit in 10 rounds"},
+		{[]string{"-n", "10", "-lr-schedule", "step"}, `-lr-schedule: unknown value "step"`},
+		{[]string{"-n", "10", "-cooldown", "3"}, "-cooldown: only lr_schedule linear or cosine has a cooldown"},
+		{[]string{"-n", "10", "-lr-schedule", "linear", "-cooldown", "11"}, "-cooldown: warmup_rounds 0 + cooldown_rounds 11 exceed rounds = 10"},
 		{[]string{"-n", "10", "-lr-schedule", "linear", "-cooldown", "3", "-final-lr", "0"}, "would not be invertible"},
 		{[]string{"-n", "10", "-workload", "identity", "-momentum", "0.5"}, "do not apply to -workload identity"},
 		{[]string{"-n", "10", "-workload-file", file}, "-n 10, but the workload in"},
@@ -426,7 +426,7 @@ func TestMechanismMemoryComparison(t *testing.T) {
 // buffers would not finish).
 func TestMechanismBLTBufferCap(t *testing.T) {
 	for _, m := range []string{"65", "1000"} {
-		if code, _, errs := runMechanism(t, "-n", "1000", "-strategy", "blt", "-buffers", m, "-cache", ""); code != 2 || !strings.Contains(errs, "-buffers "+m) || !strings.Contains(errs, "at most 64") {
+		if code, _, errs := runMechanism(t, "-n", "1000", "-strategy", "blt", "-buffers", m, "-cache", ""); code != 2 || !strings.Contains(errs, "-buffers: "+m) || !strings.Contains(errs, "above 64") {
 			t.Errorf("-buffers %s: exit %d %q", m, code, errs)
 		}
 	}
@@ -454,6 +454,71 @@ func TestMechanismIntExtremes(t *testing.T) {
 		code, _, errs := runMechanism(t, append(c.args, "-cache", "")...)
 		if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, strings.TrimPrefix(flagName, "-")) {
 			t.Errorf("%v: exit %d %q", c.args, code, errs)
+		}
+	}
+}
+
+// TestMechanismFlagsAreKeys: a flag that is an aggregator kind's YAML key
+// is refused with the reason the key is refused for in a run's
+// configuration (the same validation), named by the flag; and its zero
+// means the key's default, so it is accepted where the key's default is
+// (negative control).
+func TestMechanismFlagsAreKeys(t *testing.T) {
+	const run = "name: t\nrounds: 8\ndata: {dataset: mnist, clients: 100}\nmodel: {kind: logreg}\nclient: {lr: 0.1}\n" +
+		"participation: {cohort: 10}\naggregator: {clip: 1, noise_multiplier: 0, kind: %s, %s: %s}\nserver: {lr: 1}\n"
+	for _, c := range []struct{ flag, kind, key, value string }{
+		{"bands", "bandmf", "bands", "9"},
+		{"nu", "nu-ftrl", "nu", "1.5"},
+		{"nu-bands", "nu-ftrl", "nu_coefficients", "9"},
+		{"buffers", "blt", "buffers", "65"},
+		{"restart-every", "tree", "restart_every", "9"},
+	} {
+		_, _, err := experiments.Load([]byte(fmt.Sprintf(run, c.kind, c.key, c.value)), "c.yaml")
+		if err == nil {
+			t.Fatalf("aggregator.%s: %s was accepted", c.key, c.value)
+		}
+		_, yamlReason, ok := strings.Cut(err.Error(), "aggregator."+c.key+": ")
+		if !ok {
+			t.Fatalf("aggregator.%s: %s: %v", c.key, c.value, err)
+		}
+		yamlReason, _, _ = strings.Cut(yamlReason, "\n")
+		code, _, errs := runMechanism(t, "-n", "8", "-strategy", c.kind, "-"+c.flag, c.value, "-cache", "")
+		if want := "dpfl mechanism: -" + c.flag + ": " + yamlReason + "\n"; code != 2 || errs != want {
+			t.Errorf("-%s %s: exit %d %q, want %q", c.flag, c.value, code, errs, want)
+		}
+	}
+	// The learning-rate schedule's flags are the server section's keys.
+	const server = "name: t\nrounds: 8\ndata: {dataset: mnist, clients: 100}\nmodel: {kind: logreg}\nclient: {lr: 0.1}\n" +
+		"participation: {cohort: 10}\naggregator: {clip: 1, noise_multiplier: 0}\nserver: {lr: 1, %s}\n"
+	for _, c := range []struct {
+		yaml, key string
+		flags     []string
+	}{
+		{"lr_schedule: step", "lr_schedule", []string{"-lr-schedule", "step"}},
+		{"lr_schedule: linear", "lr_schedule", []string{"-lr-schedule", "linear"}},
+		{"warmup_rounds: 2", "warmup_rounds", []string{"-warmup", "2"}},
+		{"lr_schedule: cosine, cooldown_rounds: 9", "cooldown_rounds", []string{"-lr-schedule", "cosine", "-cooldown", "9"}},
+		{"lr_schedule: linear, cooldown_rounds: 2, final_lr_fraction: 2", "final_lr_fraction", []string{"-lr-schedule", "linear", "-cooldown", "2", "-final-lr", "2"}},
+	} {
+		_, _, err := experiments.Load([]byte(fmt.Sprintf(server, c.yaml)), "c.yaml")
+		_, yamlReason, ok := strings.Cut(fmt.Sprint(err), "server."+c.key+": ")
+		if !ok {
+			t.Fatalf("%s: %v", c.yaml, err)
+		}
+		yamlReason, _, _ = strings.Cut(yamlReason, "\n")
+		code, _, errs := runMechanism(t, append([]string{"-n", "8", "-strategy", "identity", "-cache", ""}, c.flags...)...)
+		if want := "dpfl mechanism: -" + scheduleKeyFlags[c.key] + ": " + yamlReason + "\n"; code != 2 || errs != want {
+			t.Errorf("%v: exit %d %q, want %q", c.flags, code, errs, want)
+		}
+	}
+	for _, args := range [][]string{
+		{"-strategy", "bandmf", "-participation", "kb", "-k", "2", "-b", "4", "-bands", "0"},
+		{"-strategy", "blt", "-participation", "minsep", "-k", "2", "-b", "4", "-buffers", "0"},
+		{"-strategy", "nu", "-nu-bands", "0"},
+		{"-strategy", "tree", "-restart-every", "0"},
+	} {
+		if code, out, errs := runMechanism(t, append([]string{"-n", "8", "-cache", ""}, args...)...); code != 0 || out == "" {
+			t.Errorf("%v: exit %d %q", args, code, errs)
 		}
 	}
 }

@@ -100,7 +100,7 @@ func TestRegisteredStrategy(t *testing.T) {
 		t.Fatalf("Names = %v, want %v", strategy.Names, want)
 	}
 	w := strategy.Prefix(16)
-	single := participation.Schema{Kind: participation.Single}
+	single := participation.AtMostOnce
 	ctx := context.Background()
 	var losses []float64
 	for _, params := range []any{nil, twoBandParams{Decay: -0.5}} {

@@ -15,8 +15,8 @@ import (
 )
 
 // A new dataset, added as CONTRIBUTING.md's recipe adds one: its reader
-// and its Kind, registered by name. It has no keys of its own (a dataset
-// with keys inlines their struct at the end of datasets.Config).
+// and its Kind, registered by name. It has no keys of its own (datasetkeys_test.go
+// adds one that has).
 
 // blobsDim and blobsClasses are blobs' image size (4×4) and classes.
 const (
@@ -73,7 +73,7 @@ server: {lr: 1}
 // refused, and a run with it trains two rounds on its clients and records
 // a model of its shape.
 func TestRegisteredDataset(t *testing.T) {
-	want := []string{"mnist", "debian", "text", "tff-emnist", "tff-stackoverflow", "tff-shakespeare", "leaf", "blobs"}
+	want := []string{"mnist", "debian", "text", "tff-emnist", "tff-stackoverflow", "tff-shakespeare", "leaf", "blobs", "stripes"}
 	if got := datasets.KindNames(nil); !slices.Equal(got, want) {
 		t.Fatalf("KindNames = %v, want %v", got, want)
 	}
