@@ -268,7 +268,7 @@ func (c *Config) validateParticipation(add addFunc, oneOf oneOfFunc, positive po
 	pt := p.Kind.Pattern()
 	switch {
 	case pt.Sampled():
-		if p.Kind == participation.BallsInBins {
+		if pt.RandomGroups { // balls-in-bins: whole bins take their turns
 			if p.Q != 0 {
 				add("participation.q", "balls-in-bins has no q: every client of a bin takes part in each of its turns")
 			}

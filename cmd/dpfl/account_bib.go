@@ -8,7 +8,6 @@ import (
 
 	"dpfl/aggregators/strategy"
 	"dpfl/experiments"
-	"dpfl/participation"
 	"dpfl/privacy"
 	"dpfl/sim/rng"
 )
@@ -186,7 +185,7 @@ func (r *calcRequest) checkBIBRequest(set map[string]bool) string {
 // other participation kinds.
 func configBIB(plan *experiments.Plan, cfg *experiments.Config, out privacy.Report) (g privacy.Guarantee, samples int, ok bool, err error) {
 	pc := cfg.Participation
-	if pc.Kind != participation.BallsInBins || !plan.Privacy.Private || out.Clip <= 0 {
+	if !pc.Kind.Pattern().RandomGroups || !plan.Privacy.Private || out.Clip <= 0 {
 		return g, 0, false, nil
 	}
 	s := plan.Mechanism.Strategy
