@@ -142,6 +142,15 @@ func auditInserted(n int, root rng.Root) []bool {
 	return in
 }
 
+// secretSchedule reports whether the run's guarantee rests on the schedule
+// being secret: sampled participation (poisson, kb-poisson), or a cohort
+// accounted as sampled without replacement (privacy.amplification). The
+// audit's every-round adversary then does not know the canaries' rounds,
+// the threat model the amplified epsilon is proven for.
+func (p *Plan) secretSchedule() bool {
+	return p.Config.Participation.Kind.Sampled() || p.Config.Privacy.Amplification != ""
+}
+
 // auditPlan checks, once the schedule is known, that both groups of canaries
 // take part (without sampling, only scheduled canaries are compared).
 func (p *Plan) auditPlan(root rng.Root) error {
@@ -150,7 +159,7 @@ func (p *Plan) auditPlan(root rng.Root) error {
 		return nil
 	}
 	p.FirstCanary = p.Clients - a.Canaries
-	if p.Config.Participation.Kind.Sampled() {
+	if p.secretSchedule() {
 		return nil
 	}
 	in := auditInserted(a.Canaries, root)
@@ -225,7 +234,7 @@ func (p *Plan) newAuditor(root rng.Root, dim int) *auditor {
 	}
 	au := &auditor{cfg: a, first: p.FirstCanary, dim: dim, dirs: make([][]float32, a.Canaries),
 		inserted: auditInserted(a.Canaries, root), scale: float32(p.Config.Aggregator.Clip * (1 - 1e-6)),
-		sampled: p.Config.Participation.Kind.Sampled(), sched: p.Schedule, root: root}
+		sampled: p.secretSchedule(), sched: p.Schedule, root: root}
 	if !au.sampled && !p.Mechanism.Independent() {
 		au.gram = p.Mechanism.Strategy.Gram()
 	}

@@ -315,6 +315,31 @@ func TestAuditPoisson(t *testing.T) {
 	}
 }
 
+// TestAuditWithoutReplacement: a run accounted as sampled without
+// replacement (privacy.amplification) is audited under the threat model its
+// amplified epsilon is proven for, the secret schedule: every canary is
+// compared by its largest per-round cosine, and no interval lies above the
+// reported epsilon. (The schedule-aware statistic measures another threat
+// model, which the amplified epsilon does not cover.)
+func TestAuditWithoutReplacement(t *testing.T) {
+	yml := strings.Replace(auditRun(1, auditDPFedAvg, "privacy:\n  epsilon: 4\n  amplification: sampling-without-replacement\n  accountant: pld\n"),
+		"  kind: single\n  cohort: 40\n", "  kind: uniform\n  cohort: 40\n", 1)
+	out, a := runAudit(t, yml, 0)
+	rep := *out.Summary.Epsilon
+	for _, e := range a.Estimates {
+		t.Logf("%s: %.3f [%.3f, %.3f], reported %.3f", e.ThreatModel, e.Epsilon, e.Low, e.High, rep)
+		if len(e.InsertedStats) != 250 || len(e.HeldOutStats) != 250 {
+			t.Errorf("%s: %d inserted and %d held-out canaries compared, want all 250 of each (the schedule is secret)", e.ThreatModel, len(e.InsertedStats), len(e.HeldOutStats))
+		}
+		if float64(e.Low) > rep {
+			t.Errorf("%s: false alarm: %.3f [%.3f, %.3f] above %.3f", e.ThreatModel, e.Epsilon, e.Low, e.High, rep)
+		}
+	}
+	if !strings.Contains(a.Estimates[0].Statistic, "largest cosine") {
+		t.Errorf("every-round statistic under sampling without replacement: %q", a.Estimates[0].Statistic)
+	}
+}
+
 // TestAuditRefusesAdaptive: an audit with DP-AGD or adaptive clipping is
 // refused, naming audit.canaries; the same configs without it load.
 func TestAuditRefusesAdaptive(t *testing.T) {
