@@ -53,6 +53,12 @@
 // lstm weights Glorot-uniform per gate block with the forget gate's bias
 // 1, norms' gains 1, every other bias 0.
 //
+// A run can start from given weights (Spec.Init, the model section's key
+// init: a safetensors file holding each tensor under these names and
+// shapes) and freeze tensors (Spec.Freeze): a Trainable (trainable.go) is
+// then the part of the flat vector that is trained, the vector the
+// clipped updates, the noise and the server optimizer see.
+//
 // The presets keep their kinds' historical tensor names (W0, b0, conv0,
 // emb, …; see Layered), so their runs and model.safetensors files are
 // unchanged; a test builds each kind both ways (presets_test.go, against
