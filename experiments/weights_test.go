@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -269,5 +270,52 @@ func TestModelFreeze(t *testing.T) {
 	check(noiseDims(res.Dir), total-25120)
 	if res.Summary.RunID == res0.Summary.RunID {
 		t.Fatal("the same run ID with and without model.freeze")
+	}
+}
+
+// TestResNetExample trains the example ResNet with group norm
+// (resnet-gn.yaml, cut to 2 rounds of 50 clients) through the public path
+// (LoadFile, Run): the run completes with a finite loss, writes the
+// residual blocks' and shortcuts' tensors under their names and shapes,
+// and evaluating the written model scores exactly the run's accuracy.
+func TestResNetExample(t *testing.T) {
+	cfg, _, err := LoadFile("resnet-gn.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Rounds, cfg.Eval.Every, cfg.Participation.Cohort = 2, 2, 50
+	res, err := Run(context.Background(), cfg, Options{OutDir: t.TempDir(), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.Status != "complete" || s.Rounds != 2 || math.IsNaN(s.FinalTestLoss) || !(s.FinalAccuracy > 0) {
+		t.Fatalf("2 rounds: %s after %d rounds, loss %v, accuracy %v", s.Status, s.Rounds, s.FinalTestLoss, s.FinalAccuracy)
+	}
+	ts, _, err := results.ReadSafetensors(filepath.Join(res.Dir, results.ModelFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes := map[string][]int{}
+	for _, x := range ts {
+		shapes[x.Name] = x.Shape
+	}
+	for name, want := range map[string][]int{
+		"layers.0.weight":            {8, 3, 3, 1},
+		"layers.5.layers.0.weight":   {16, 3, 3, 8},
+		"layers.5.shortcut.0.weight": {16, 1, 1, 8},
+		"layers.5.shortcut.1.weight": {16},
+		"layers.8.weight":            {16, 10},
+	} {
+		if got, ok := shapes[name]; !ok || !slices.Equal(got, want) {
+			t.Errorf("tensor %s: shape %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	ev, err := EvaluateRun(context.Background(), res.Dir, nil, Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Accuracy != s.FinalAccuracy {
+		t.Fatalf("evaluated %v, the run recorded %v", ev.Accuracy, s.FinalAccuracy)
 	}
 }
