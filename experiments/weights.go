@@ -37,7 +37,7 @@ func newModelStart(cfg *Config, baseDir string, ts []models.Tensor) (modelStart,
 	if cfg.Model.Init != "" {
 		path := resolve(baseDir, cfg.Model.Init)
 		if s.init, err = readInit(path, ts); err != nil {
-			return s, fmt.Errorf("experiments: model.init: %s: %w", path, err)
+			return s, fmt.Errorf("experiments: model.init: %w", err)
 		}
 	}
 	return s, nil
@@ -46,13 +46,22 @@ func newModelStart(cfg *Config, baseDir string, ts []models.Tensor) (modelStart,
 // readInit reads the initial weights of a model with tensors ts from the
 // safetensors file at path: each of the model's tensors, by name, with its
 // shape, and no other; every value finite. The header is checked against
-// the model before any value is read.
+// the model before any value is read. Every error names the file.
 func readInit(path string, ts []models.Tensor) ([]float32, error) {
-	st, err := results.OpenSafetensors(path)
+	st, err := results.OpenSafetensors(path) // its errors name the file
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
+	theta, err := readInitTensors(st, ts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return theta, nil
+}
+
+// readInitTensors is readInit's check and read of the open file st.
+func readInitTensors(st *results.Safetensors, ts []models.Tensor) ([]float32, error) {
 	byName := make(map[string]results.TensorInfo, len(st.Tensors))
 	for _, t := range st.Tensors {
 		byName[t.Name] = t
@@ -76,7 +85,7 @@ func readInit(path string, ts []models.Tensor) ([]float32, error) {
 	}
 	saved, err := st.Read()
 	if err != nil {
-		return nil, err
+		return nil, err // names the file
 	}
 	theta := make([]float32, total)
 	at := make(map[string]int, len(ts))
