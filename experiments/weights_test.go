@@ -319,3 +319,55 @@ func TestResNetExample(t *testing.T) {
 		t.Fatalf("evaluated %v, the run recorded %v", ev.Accuracy, s.FinalAccuracy)
 	}
 }
+
+// TestFreezeResume: a BandMF run with server momentum and a frozen
+// tensor (model.freeze: [b0]), interrupted after round 7 and resumed,
+// ends with the uninterrupted run's metrics.csv byte for byte (the
+// checkpoint holds the whole model, the momentum and the noise state the
+// trained coordinates'), and the frozen bias is still its initial zero.
+func TestFreezeResume(t *testing.T) {
+	cfg, _, err := Load([]byte(strings.Replace(resumeConfig(t.TempDir()), "  kind: logreg\n", "  kind: logreg\n  freeze: [b0]\n", 1)), "resume.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := Run(context.Background(), cfg, Options{OutDir: t.TempDir(), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Summary.TrainedParams != 7840 {
+		t.Fatalf("trained_params %d, want 7840", full.Summary.TrainedParams)
+	}
+	want, _ := os.ReadFile(filepath.Join(full.Dir, "metrics.csv"))
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = Run(ctx, cfg, Options{OutDir: out, Workers: 2, AfterRound: func(rep RoundReport) {
+		if rep.Round == 7 {
+			cancel()
+		}
+	}})
+	cancel()
+	if err == nil {
+		t.Fatal("the interrupted run completed")
+	}
+	res, err := Run(context.Background(), cfg, Options{OutDir: out, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.ResumedFrom != 7 {
+		t.Fatalf("resumed from round %d, want 7", res.Summary.ResumedFrom)
+	}
+	if got, _ := os.ReadFile(filepath.Join(res.Dir, "metrics.csv")); string(got) != string(want) {
+		t.Fatalf("resumed metrics differ:\n%s\nwant\n%s", got, want)
+	}
+	ts, _, err := results.ReadSafetensors(filepath.Join(res.Dir, results.ModelFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range ts {
+		for i, v := range x.Data {
+			if x.Name == "b0" && math.Float32bits(v) != 0 {
+				t.Fatalf("frozen b0[%d] = %v, want its initial 0", i, v)
+			}
+		}
+	}
+}
