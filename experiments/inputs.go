@@ -84,15 +84,15 @@ func (fp fingerprinter) inputsContext(ctx context.Context, cfg *Config, opts Opt
 			return nil, err
 		}
 	}
-	if cfg.Model.Init != "" {
-		path := resolve(baseDir, cfg.Model.Init)
-		if err := add("model.init", path, []string{path}, nil); err != nil {
-			return nil, err
-		}
-	}
 	if a := cfg.Participation.Availability; a.Kind == "trace" {
 		path := resolve(baseDir, a.File)
 		if err := add("participation.availability.file", path, []string{path}, nil); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Model.Init != "" {
+		path := resolve(baseDir, cfg.Model.Init)
+		if err := add("model.init", path, []string{path}, nil); err != nil {
 			return nil, err
 		}
 	}
