@@ -50,12 +50,18 @@ type Result struct {
 // Trainer trains clients on one model instance; one Trainer per worker.
 // It is not safe for concurrent use.
 type Trainer struct {
-	model models.Model
-	cfg   Config
-	batch *datasets.Batch
-	grad  []float32
-	order []int
+	model  models.Model
+	cfg    Config
+	batch  *datasets.Batch
+	grad   []float32
+	order  []int
+	frozen []models.Range
 }
+
+// Freeze keeps the parameters in the ranges fixed during local training
+// (frozen tensors): their gradient is dropped before each step, so their
+// delta is exactly zero.
+func (t *Trainer) Freeze(frozen []models.Range) { t.frozen = frozen }
 
 // NewTrainer returns a trainer for m, whose batch size must equal
 // cfg.BatchSize.
@@ -109,6 +115,9 @@ func (t *Trainer) Update(delta, global []float32, data *datasets.Dataset, idx []
 			}
 			if math.IsNaN(loss) || math.IsInf(loss, 0) {
 				return res, ErrDiverged
+			}
+			for _, f := range t.frozen {
+				clear(t.grad[f.Lo:f.Hi])
 			}
 			models.SGDStep(p, t.grad, lr)
 			res.Loss += loss

@@ -16,7 +16,7 @@ import (
 
 // Inputs are the fingerprints of the files a run reads, keyed by the
 // configuration key that names them (participation.availability.file,
-// data.path, data.changelogs, data.qmnist_dir, data.dir). They are part of
+// data.path, data.changelogs, data.qmnist_dir, data.dir, model.init). They are part of
 // the run's identity (RunID): editing a trace or a corpus gives a new run,
 // so a resumed or skipped run is always one whose epsilon and results belong
 // to the files it really used. MNIST from the pinned GoMNIST module is not
@@ -87,6 +87,12 @@ func (fp fingerprinter) inputsContext(ctx context.Context, cfg *Config, opts Opt
 	if a := cfg.Participation.Availability; readsFile(a) {
 		path := resolve(baseDir, a.File)
 		if err := add("participation.availability.file", path, []string{path}, nil); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Model.Init != "" {
+		path := resolve(baseDir, cfg.Model.Init)
+		if err := add("model.init", path, []string{path}, nil); err != nil {
 			return nil, err
 		}
 	}

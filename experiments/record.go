@@ -195,6 +195,9 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 	if spec.Resume != nil {
 		out.ResumedFrom = spec.Resume.Round
 	}
+	if t := spec.Trainable; t != nil {
+		out.TrainedParams = t.Len()
+	}
 	if r.aud != nil && status == "complete" {
 		// audit.json before summary.json: a complete audited run has it.
 		rec, err := r.aud.finish(sum.Params, sum.Init, r.p.Config.Privacy.Delta)

@@ -129,6 +129,7 @@ func pruneZero(n *yaml.Node) bool {
 // participation schedule, the aggregation mechanism planned for it, and the
 // privacy calibration.
 type Plan struct {
+	start   modelStart // model.init and model.freeze
 	Config  *Config
 	Data    *datasets.Federated
 	Clients int // population size (from the data when it determines it), canaries included
@@ -221,14 +222,19 @@ func NewPlan(ctx context.Context, cfg *Config, opts Options) (*Plan, error) {
 	}
 	// A model that cannot be built for the data, or whose tensors cannot
 	// be recorded, is refused before anything is trained.
-	if _, err := tensorsOf(cfg, data.Train.Dim, data.Train.Classes); err != nil {
+	ts, err := tensorsOf(cfg, data.Train.Dim, data.Train.Classes)
+	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Config: cfg, Data: data, Clients: data.NumClients() + cfg.Audit.Canaries, Warnings: append([]string(nil), data.Notes...)}
+	start, err := newModelStart(cfg, opts.BaseDir, ts)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{start: start, Config: cfg, Data: data, Clients: data.NumClients() + cfg.Audit.Canaries, Warnings: append([]string(nil), data.Notes...)}
 	if err := p.schedule(ctx, root, opts); err != nil {
 		return nil, err
 	}
-	return p, p.checkNoiseMemory(ctx, cfg.Model.NumParams(data.Train.Dim, data.Train.Classes))
+	return p, p.checkNoiseMemory(ctx, p.trainedParams())
 }
 
 // NewAccount plans the schedule and the privacy accounting without training
@@ -522,7 +528,7 @@ func (p *Plan) train(ctx context.Context, opts Options, rd *runDir) (*Outcome, e
 func (p *Plan) simSpec(opts Options) (sim.Spec, error) {
 	cfg := p.Config
 	root := rng.New(cfg.Seed)
-	src, err := p.Mechanism.Noise(root, cfg.Model.NumParams(p.Data.Train.Dim, p.Data.Train.Classes), cfg.Aggregator.Mode())
+	src, err := p.Mechanism.Noise(root, p.trainedParams(), cfg.Aggregator.Mode())
 	if err != nil {
 		return sim.Spec{}, err
 	}
@@ -567,7 +573,15 @@ func (p *Plan) simSpec(opts Options) (sim.Spec, error) {
 		EvalBatch:  cfg.Eval.Batch,
 		Workers:    max(1, opts.Workers),
 		Root:       root,
+		Init:       p.start.init,
+		Trainable:  p.start.trainable,
 	}, nil
+}
+
+// trainedParams is the number of the model's trained parameters (all but
+// model.freeze's): the dimension of the clipped updates and the noise.
+func (p *Plan) trainedParams() int {
+	return p.start.trainedParams(p.Config.Model.NumParams(p.Data.Train.Dim, p.Data.Train.Classes))
 }
 
 // CheckpointFile is the name of a run's checkpoint in its folder; it exists

@@ -399,6 +399,9 @@ func (c *Config) validateModel(add addFunc, oneOf oneOfFunc) {
 	m := &c.Model
 	oneOf("model.kind", m.Kind, models.KindNames(nil))
 	m.Validate(func(key, format string, args ...any) { add("model."+key, format, args...) })
+	if len(m.Freeze) > 0 && c.Audit.Canaries > 0 {
+		add("model.freeze", "not with an audit (audit.canaries): the canaries' updates span the whole model")
+	}
 	// Model and data must fit: images for the classifiers, text for the
 	// next-word models.
 	k := models.LookupKind(m.Kind)

@@ -64,6 +64,8 @@ func cases() []testCase {
 			fdCoords: 400, fdStep: 1e-2, absTol: 1e-3, relTol: 0.03, lossFactor: 0.6},
 		{name: "layers-image", spec: Spec{Kind: Layers, Layers: imageLayers()}, data: images(8, 3), batch: 6, steps: 200, lr: 0.05, dropout: true,
 			fdCoords: 400, fdStep: 1e-3, absTol: 2e-3, relTol: 0.03, lossFactor: 0.3},
+		{name: "layers-resnet", spec: Spec{Kind: Layers, Layers: resnetLayers()}, data: images(8, 3), batch: 6, steps: 200, lr: 0.05,
+			fdCoords: 400, fdStep: 1e-3, absTol: 2e-3, relTol: 0.03, lossFactor: 0.3},
 		{name: "layers-text", spec: Spec{Kind: Layers, Layers: textLayers()}, data: sequences(5, 12), batch: 4, steps: 300, lr: 0.2,
 			fdCoords: 400, fdStep: 1e-2, absTol: 1e-3, relTol: 0.03, lossFactor: 0.6},
 	}
@@ -84,6 +86,31 @@ func imageLayers() []Layer {
 		{Type: "dense", Units: 8},
 		{Type: "layer-norm"},
 		{Type: "relu"},
+		{Type: "dense"},
+		{Type: "xent"},
+	}
+}
+
+// resnetLayers is a small ResNet with group norm: a stem, a residual
+// block that halves the image and doubles the channels (its shortcut a
+// strided 1×1 convolution and a group norm), global average pooling.
+func resnetLayers() []Layer {
+	return []Layer{
+		{Type: "conv2d", Filters: 4, Kernel: 3, Padding: 1}, // 8×8×4
+		{Type: "group-norm", Groups: 2},
+		{Type: "relu"},
+		{Type: "residual", Layers: []Layer{
+			{Type: "conv2d", Filters: 8, Kernel: 3, Stride: 2, Padding: 1}, // 4×4×8
+			{Type: "group-norm", Groups: 2},
+			{Type: "relu"},
+			{Type: "conv2d", Filters: 8, Kernel: 3, Padding: 1},
+			{Type: "group-norm", Groups: 2},
+		}, Shortcut: []Layer{
+			{Type: "conv2d", Filters: 8, Kernel: 1, Stride: 2},
+			{Type: "group-norm", Groups: 2},
+		}},
+		{Type: "relu"},
+		{Type: "global-avg-pool"}, // 8 features
 		{Type: "dense"},
 		{Type: "xent"},
 	}

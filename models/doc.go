@@ -19,15 +19,20 @@
 // group-norm (groups), embedding (dim), pos-embedding (a learned vector
 // added per position), attention (heads: multi-head causal self-attention
 // within each sequence), lstm (hidden), residual (layers: a sub-list whose
-// output is added to its input; a pre-norm transformer block is two:
-// [layer-norm, attention] and [layer-norm, dense, gelu, dense]). A key a type does not read
+// output is added to its input, or to the output of the sub-list shortcut
+// applied to the input when the block changes the shape, e.g. a strided
+// 1×1 conv2d and a group-norm; a pre-norm transformer block is two:
+// [layer-norm, attention] and [layer-norm, dense, gelu, dense]),
+// global-avg-pool (the mean of each channel of a square image: c
+// features). A key a type does not read
 // must be unset. Shapes are inferred before the graph is built (planning
 // pass, net.pass); a layer that does not fit its input is a LayerError
 // naming the layer's key and type and both shapes. Images stay NHWC
 // between layers (conv.go); flatten keeps that order.
 //
 // Tensor names: layer i's tensors are layers.<i>.<name> (a residual
-// block's sub-list: layers.<i>.layers.<j>.<name>), in list order, each
+// block's sub-lists: layers.<i>.layers.<j>.<name> and
+// layers.<i>.shortcut.<j>.<name>), in list order, each
 // list's layers in order and each layer's tensors in the order below (also
 // the order of the initial draws). With the PyTorch module of the same
 // layer, state_dict names and layouts map as:
@@ -53,6 +58,12 @@
 // lstm weights Glorot-uniform per gate block with the forget gate's bias
 // 1, norms' gains 1, every other bias 0.
 //
+// A run can start from given weights (Spec.Init, the model section's key
+// init: a safetensors file holding each tensor under these names and
+// shapes) and freeze tensors (Spec.Freeze): a Trainable (trainable.go) is
+// then the part of the flat vector that is trained, the vector the
+// clipped updates, the noise and the server optimizer see.
+//
 // The presets keep their kinds' historical tensor names (W0, b0, conv0,
 // emb, …; see Layered), so their runs and model.safetensors files are
 // unchanged; a test builds each kind both ways (presets_test.go, against
@@ -66,7 +77,8 @@
 // conv.go: convolution as im2col + matrix product, max-pool; lstmops.go:
 // embedding and the whole recurrent layer as one op; xent.go: softmax
 // cross-entropy; actops.go: tanh, GELU, the sum of a residual block;
-// normops.go: layer and group norm, average-pooling; attnops.go:
+// normops.go: layer and group norm, average-pooling (global-avg-pool is
+// one window over the whole image); attnops.go:
 // positional embedding, causal self-attention), each with its gradient
 // ops. The compiled graph runs on
 // dpfl's executor (exec.go), not Gorgonia's tape machine: buffers are

@@ -134,16 +134,40 @@ func lstmBiasInit(hidden int) paramInit {
 }
 
 func applyResidual(c *net, l *Layer, x val) (val, error) {
-	path, typ := c.path, c.typ
-	y, err := c.layers(l.Layers, path+".layers", c.prefix+".layers", x)
+	path, typ, prefix := c.path, c.typ, c.prefix
+	y, err := c.layers(l.Layers, path+".layers", prefix+".layers", x)
 	if err != nil {
 		return x, err
 	}
 	c.path, c.typ = path, typ
-	if y.s.feat != x.s.feat || y.s.h != x.s.h || y.s.w != x.s.w || y.s.c != x.s.c || y.s.ids != x.s.ids {
-		return x, c.errorf("its layers output %v, its input is %v: they must match to be added", y.s, x.s)
+	skip, what := x, "its input is"
+	if len(l.Shortcut) > 0 {
+		if skip, err = c.layers(l.Shortcut, path+".shortcut", prefix+".shortcut", x); err != nil {
+			return x, err
+		}
+		c.path, c.typ, what = path, typ, "its shortcut outputs"
 	}
-	return c.out(y.s, func() (*G.Node, error) { return addNodes(x.n, y.n) })
+	if y.s.feat != skip.s.feat || y.s.h != skip.s.h || y.s.w != skip.s.w || y.s.c != skip.s.c || y.s.ids != skip.s.ids {
+		return x, c.errorf("its layers output %v, %s %v: they must match to be added (a shortcut changes the input's shape)", y.s, what, skip.s)
+	}
+	return c.out(y.s, func() (*G.Node, error) { return addNodes(skip.n, y.n) })
+}
+
+// applyGlobalAvgPool averages each channel over the pixels: an average
+// pool whose one window is the whole (square) image.
+func applyGlobalAvgPool(c *net, _ *Layer, x val) (val, error) {
+	img, err := c.image(x.s)
+	if err != nil {
+		return x, err
+	}
+	switch {
+	case img.nchw && img.c > 1:
+		return x, c.errorf("reads NHWC images, got the channel-major input %v: put a conv2d first", img)
+	case img.h != img.w:
+		return x, c.errorf("needs a square image, got %v", img)
+	}
+	p := avgPool{batch: c.rows(), h: img.h, w: img.w, c: img.c, k: img.h, s: img.h}
+	return c.out(act{feat: img.c}, func() (*G.Node, error) { return averagePool(x.n, p) })
 }
 
 func applyAvgPool(c *net, l *Layer, x val) (val, error) {

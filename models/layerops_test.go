@@ -40,6 +40,7 @@ func layerOpCases() []opCase {
 			}}
 	}
 	ap := avgPool{batch: rows, h: h, w: w, c: c, k: 3, s: 2}
+	gap := avgPool{batch: rows, h: 5, w: 5, c: c, k: 5, s: 5} // global-avg-pool of 5×5 images
 	_ = shp
 	const T, B, D, H = 5, 2, 6, 2
 	att := attention{T, B, D, H, new(attnState)}
@@ -79,6 +80,12 @@ func layerOpCases() []opCase {
 			grads: func(g []float32, in [][]float32) [][]float32 {
 				d := make([]float32, n)
 				avgPoolGrad(ap).run(d, [][]float32{g})
+				return [][]float32{d}
+			}},
+		{name: "global-avg-pool", sizes: []int{rows * 25 * c}, diff: []bool{true}, outN: rows * c, fwd: gap.run,
+			grads: func(g []float32, in [][]float32) [][]float32 {
+				d := make([]float32, rows*25*c)
+				avgPoolGrad(gap).run(d, [][]float32{g})
 				return [][]float32{d}
 			}},
 	}

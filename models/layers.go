@@ -26,6 +26,10 @@ type Layer struct {
 	Groups  int     `yaml:"groups,omitempty"`  // group-norm: channel groups
 	Heads   int     `yaml:"heads,omitempty"`   // attention: heads (dividing the width)
 	Layers  []Layer `yaml:"layers,omitempty"`  // residual: the layers whose output is added to their input
+	// Shortcut (residual): the layers applied to the block's input on the
+	// skip path (a 1×1 conv2d with a stride, a group-norm) when the block
+	// changes its input's shape; unset: the input itself.
+	Shortcut []Layer `yaml:"shortcut,omitempty"`
 	// Names overrides the names of the layer's tensors, in the layer's
 	// parameter order (the presets keep their historical names); not a
 	// configuration key.

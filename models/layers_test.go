@@ -43,6 +43,23 @@ func TestLayerTensorNames(t *testing.T) {
 	if _, ok := m.(Stochastic); !ok {
 		t.Fatal("a list with dropout is not Stochastic")
 	}
+	rn := Spec{Kind: Layers, Layers: resnetLayers()}
+	m, err = rn.Build(64, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = names[:0]
+	for _, x := range m.(Layered).Tensors() {
+		names = append(names, x.Name)
+	}
+	want = []string{"layers.0.weight", "layers.0.bias", "layers.1.weight", "layers.1.bias",
+		"layers.3.layers.0.weight", "layers.3.layers.0.bias", "layers.3.layers.1.weight", "layers.3.layers.1.bias",
+		"layers.3.layers.3.weight", "layers.3.layers.3.bias", "layers.3.layers.4.weight", "layers.3.layers.4.bias",
+		"layers.3.shortcut.0.weight", "layers.3.shortcut.0.bias", "layers.3.shortcut.1.weight", "layers.3.shortcut.1.bias",
+		"layers.6.weight", "layers.6.bias"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("resnet tensors %v", names)
+	}
 	text := Spec{Layers: textLayers()}
 	text.Normalize()
 	if !text.Text() {
@@ -74,6 +91,12 @@ func TestLayerShapeErrors(t *testing.T) {
 		{[]Layer{{Type: "avg-pool", Kernel: 9}, {Type: "flatten"}, dense(0), {Type: "xent"}},
 			"layers[0] (avg-pool): a 9×9 window does not fit the input image 8×8×1"},
 		{[]Layer{dense(4), {Type: "token-xent"}}, "layers[0] (dense): needs features, got token ids"},
+		{[]Layer{{Type: "conv2d", Filters: 2, Kernel: 3, Padding: 1}, {Type: "residual", Layers: []Layer{{Type: "conv2d", Filters: 4, Kernel: 3, Stride: 2, Padding: 1}}, Shortcut: []Layer{{Type: "conv2d", Filters: 4, Kernel: 1}}}, {Type: "flatten"}, dense(0), {Type: "xent"}},
+			"layers[1] (residual): its layers output image 4×4×4, its shortcut outputs image 8×8×4: they must match to be added"},
+		{[]Layer{{Type: "conv2d", Filters: 2, Kernel: 3, Padding: 1}, {Type: "residual", Layers: []Layer{{Type: "relu"}}, Shortcut: []Layer{{Type: "dense", Units: 3}}}, {Type: "flatten"}, dense(0), {Type: "xent"}},
+			"layers[1].shortcut[0] (dense): needs flat features, got image 8×8×2"},
+		{[]Layer{{Type: "conv2d", Filters: 2, Kernel: 3}, {Type: "max-pool"}, {Type: "conv2d", Filters: 2, Kernel: 1, Padding: 0, Stride: 2}, {Type: "global-avg-pool"}, {Type: "global-avg-pool"}, dense(0), {Type: "xent"}},
+			"layers[4] (global-avg-pool): needs an image, got 2 features"},
 	} {
 		s := Spec{Kind: Layers, Layers: c.ls}
 		_, err := s.Build(64, 3, 2)

@@ -58,8 +58,10 @@ func allLayerTypes() []*layerType {
 			doc: "adds a learned vector per position: weight [sequence length, width]"},
 		{name: "attention", keys: []string{"heads"}, check: checkPositive("heads"), apply: applyAttention,
 			doc: "multi-head causal self-attention: in_proj_weight [width, 3·width] (queries, keys, values), in_proj_bias [3·width], out_proj.weight [width, width], out_proj.bias [width]"},
-		{name: "residual", keys: []string{"layers"}, check: checkResidual, apply: applyResidual,
-			doc: "x + f(x), f the sub-list layers (its output shape must be its input's)"},
+		{name: "global-avg-pool", apply: applyGlobalAvgPool,
+			doc: "the mean of each channel of a square image over its pixels: an image h×h×c to c features"},
+		{name: "residual", keys: []string{"layers", "shortcut"}, check: checkResidual, apply: applyResidual,
+			doc: "s(x) + f(x), f the sub-list layers, s the sub-list shortcut (unset: s(x) = x); both outputs of one shape"},
 		{name: "xent", head: true,
 			doc: "head: softmax cross-entropy of each example's class (image classifiers)"},
 		{name: "token-xent", head: true, text: true,
@@ -113,6 +115,9 @@ func validateLayers(ls []Layer, path string, add Problems, top bool) {
 		checkLayer(l, t, func(k, format string, args ...any) { add(key+"."+k, format, args...) })
 		if l.Type == "residual" && len(l.Layers) > 0 {
 			validateLayers(l.Layers, key+".layers", add, false)
+		}
+		if l.Type == "residual" && len(l.Shortcut) > 0 {
+			validateLayers(l.Shortcut, key+".shortcut", add, false)
 		}
 	}
 }

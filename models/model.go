@@ -62,6 +62,16 @@ type Spec struct {
 	// a head. Omitted when empty, so the config.yaml of a run of another
 	// kind is what it was before the key existed.
 	Layers []Layer `yaml:"layers,omitempty"`
+	// Init is a safetensors file of the initial weights (path relative to
+	// the configuration's folder): its tensors those of Tensors, by name
+	// and shape (a model.safetensors a run wrote, or a PyTorch state_dict
+	// mapped as the package doc says). Empty: drawn by Init. Package
+	// experiments reads it; the file's fingerprint is part of the run's
+	// inputs. Omitted when empty, like Freeze.
+	Init string `yaml:"init,omitempty"`
+	// Freeze lists the tensors that are not trained: names or name
+	// prefixes (NewTrainable). Any kind takes both keys.
+	Freeze []string `yaml:"freeze,omitempty"`
 }
 
 // Kind is one model kind: its name, whether it models text, the Spec keys
@@ -181,6 +191,11 @@ func (s Spec) Validate(add Problems) {
 			add(key, format, args...)
 		})
 	}
+	for i, f := range s.Freeze {
+		if f == "" {
+			add(fmt.Sprintf("freeze[%d]", i), "empty: give a tensor's name or name prefix")
+		}
+	}
 	for i, h := range s.Hidden {
 		if h <= 0 {
 			add(fmt.Sprintf("hidden[%d]", i), "width %d must be positive", h)
@@ -189,7 +204,7 @@ func (s Spec) Validate(add Problems) {
 	// A key of Spec the kind does not use must be unset (unless the kind's
 	// own validation said so in its words).
 	for _, key := range registry.SetKeys(&s) {
-		if key != "kind" && key != "-" && !reported[key] && !slices.Contains(k.Uses, key) {
+		if key != "kind" && key != "-" && key != "init" && key != "freeze" && !reported[key] && !slices.Contains(k.Uses, key) {
 			users := kinds.Names(func(k *Kind) bool { return slices.Contains(k.Uses, key) })
 			add(key, "only model kind %s uses it", strings.Join(users, " or "))
 		}

@@ -259,6 +259,10 @@ type Summary struct {
 	WallSeconds float64
 	ResumedFrom int // the checkpoint round a resumed run continued from
 	Workers     int
+	// TrainedParams is the number of trained parameters when model.freeze
+	// lists tensors (the dimension of the clipped update and of the
+	// noise); 0 when every parameter is trained.
+	TrainedParams int
 	// ClipCountStddev is adaptive clipping's noise std on the count of
 	// unclipped clients (0 without adaptive clipping); the count is part of
 	// the privacy event epsilon accounts.
@@ -306,7 +310,7 @@ var summaryForm = privacy.NewForm(Summary{},
 	"min_separation=MinSeparation", "wall_seconds=WallSeconds", "resumed_from_round=ResumedFrom,omitempty",
 	"population_scale=PopulationScale,omitempty", "population_epsilon=PopulationEpsilon,omitempty",
 	"population_noise_multiplier=PopulationNoiseMultiplier,omitempty",
-	"workers=Workers", "clip_count_stddev=ClipCountStddev,omitempty",
+	"workers=Workers", "trained_params=TrainedParams,omitempty", "clip_count_stddev=ClipCountStddev,omitempty",
 	"zcdp_budget=ZCDPBudget,omitempty", "zcdp_spent=ZCDPSpent,omitempty", "inputs=Inputs,omitempty", "audit=Audit,omitempty")
 
 // MarshalJSON writes s in summary.json's form.

@@ -77,6 +77,26 @@ type Pool struct {
 
 	lossModels []models.Model // DP-AGD's loss models, built on first use
 	lossBatch  int
+
+	// With frozen tensors (freeze): the trained part, the global model
+	// with the frozen tensors' values (the trained ones set from each
+	// job's Params, which hold only those) and a direction buffer.
+	trainable *models.Trainable
+	full, dir []float32
+	compact   []float32
+}
+
+// freeze makes p train only t's coordinates: jobs' Params and candidates
+// hold those, the frozen ones are init's, and the clients' updates are
+// summed over the trained coordinates.
+func (p *Pool) freeze(t *models.Trainable, init []float32) {
+	p.trainable = t
+	p.full = append([]float32(nil), init...)
+	p.dir = make([]float32, len(init))
+	p.compact = make([]float32, t.Len())
+	for _, w := range p.workers {
+		w.Freeze(t.Frozen())
+	}
 }
 
 var _ Executor = (*Pool)(nil)
@@ -110,6 +130,10 @@ func (p *Pool) Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) 
 	if p.canary != nil {
 		canary = make([]bool, len(cohort))
 	}
+	if p.trainable != nil {
+		p.trainable.Scatter(p.full, job.Params)
+		job.Params = p.full
+	}
 	deltas := p.bufs.run(ctx, p.workers, len(cohort), func(tr *clients.Trainer, i int, delta []float32) (float64, error) {
 		id := cohort[i]
 		if canary != nil && p.canary(id, delta) {
@@ -125,6 +149,17 @@ func (p *Pool) Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) 
 		}
 		return res.Loss, err
 	}, func(err error) { trainErr = err }, func(loss float64) { out.LossSum += loss })
+	if t := p.trainable; t != nil {
+		full := deltas
+		deltas = func(yield func([]float32) bool) {
+			for v := range full {
+				t.Gather(p.compact, v)
+				if !yield(p.compact) {
+					return
+				}
+			}
+		}
+	}
 	sum.AddAll(deltas)
 	for _, c := range canary {
 		if c {
@@ -169,6 +204,12 @@ func (p *Pool) buildLossModels() error {
 func (p *Pool) Losses(ctx context.Context, c Candidates, cohort []int, clip float64) ([]float64, error) {
 	if err := p.buildLossModels(); err != nil {
 		return nil, err
+	}
+	if t := p.trainable; t != nil {
+		// The frozen coordinates: init's values, and no step along them.
+		t.Scatter(p.full, c.Theta)
+		t.Scatter(p.dir, c.Dir)
+		c.Theta, c.Dir = p.full, p.dir
 	}
 	out := make([]float64, len(c.Steps))
 	errs := make([]error, len(p.lossModels))

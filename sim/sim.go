@@ -71,6 +71,16 @@ type Spec struct {
 	Workers    int // goroutines training clients and evaluating (default 1)
 	Root       rng.Root
 
+	// Init, if not nil, is the initial global model (the model's length);
+	// nil: drawn from the stream ("init").
+	Init []float32
+	// Trainable, if not nil, is the part of the model that is trained
+	// (some tensors frozen): the algorithm, the clipped sum, the noise and
+	// the server optimizer see only its coordinates, clients do not move
+	// the frozen ones, and those keep their initial values bit for bit.
+	// It needs the default executor (Executor nil).
+	Trainable *models.Trainable
+
 	// Resume, if not nil, continues a run from a checkpointed state instead
 	// of round 0 (see Algorithm.Start; FedAvg's aggregator must then be a
 	// Seeker). A resumed run's rounds are bit-identical to an uninterrupted
@@ -195,7 +205,8 @@ type runner struct {
 	alg     Algorithm
 	ex      Executor
 	evals   []models.Model
-	theta   []float32
+	theta   []float32 // the global model
+	thetaT  []float32 // its trained coordinates (theta itself when nothing is frozen)
 	sum     Summary
 	started int // rounds done when the run started (the resume point)
 }
@@ -203,12 +214,16 @@ type runner struct {
 func newRunner(s Spec) (*runner, error) {
 	train := s.Data.Train
 	r := &runner{s: s, alg: s.Algorithm, ex: s.Executor, evals: make([]models.Model, s.Workers)}
+	if s.Trainable != nil && r.ex != nil {
+		return nil, errors.New("sim: frozen tensors (Spec.Trainable) need the default executor")
+	}
+	var pool *Pool
 	if r.ex == nil {
 		p, err := NewPool(s)
 		if err != nil {
 			return nil, err
 		}
-		r.ex = p
+		r.ex, pool = p, p
 	}
 	for w := range r.evals {
 		var err error
@@ -220,9 +235,25 @@ func newRunner(s Spec) (*runner, error) {
 		r.alg = &FedAvg{Aggregator: s.Aggregator, Server: s.Server}
 	}
 	r.theta = make([]float32, r.evals[0].NumParams())
-	r.evals[0].Init(s.Root.Stream("init"))
-	copy(r.theta, r.evals[0].Params())
+	if s.Init != nil {
+		if len(s.Init) != len(r.theta) {
+			return nil, fmt.Errorf("sim: initial model of %d parameters, the model has %d", len(s.Init), len(r.theta))
+		}
+		copy(r.theta, s.Init)
+	} else {
+		r.evals[0].Init(s.Root.Stream("init"))
+		copy(r.theta, r.evals[0].Params())
+	}
 	r.sum.Init = append([]float32(nil), r.theta...)
+	r.thetaT = r.theta
+	if t := s.Trainable; t != nil {
+		if t.Total != len(r.theta) {
+			return nil, fmt.Errorf("sim: trainable part of a model of %d parameters, the model has %d", t.Total, len(r.theta))
+		}
+		r.thetaT = make([]float32, t.Len())
+		t.Gather(r.thetaT, r.theta)
+		pool.freeze(t, r.theta)
+	}
 	return r, nil
 }
 
@@ -230,7 +261,7 @@ func newRunner(s Spec) (*runner, error) {
 func (r *runner) resume() error {
 	s, st := r.s, r.s.Resume
 	if st == nil {
-		return r.alg.Start(len(r.theta), nil)
+		return r.alg.Start(len(r.thetaT), nil)
 	}
 	if len(st.Params) != len(r.theta) {
 		return fmt.Errorf("sim: checkpoint has %d parameters, the model has %d", len(st.Params), len(r.theta))
@@ -238,10 +269,13 @@ func (r *runner) resume() error {
 	if st.Round < 0 || st.Round > len(s.Schedule.Rounds) {
 		return fmt.Errorf("sim: checkpoint after round %d of a %d-round schedule", st.Round, len(s.Schedule.Rounds))
 	}
-	if err := r.alg.Start(len(r.theta), st); err != nil {
+	if err := r.alg.Start(len(r.thetaT), st); err != nil {
 		return err
 	}
 	copy(r.theta, st.Params)
+	if t := s.Trainable; t != nil {
+		t.Gather(r.thetaT, r.theta)
+	}
 	r.started = st.Round
 	r.sum.Rounds, r.sum.FinalLoss, r.sum.FinalAcc, r.sum.BestAcc = st.Round, st.FinalLoss, st.FinalAcc, st.BestAcc
 	return nil
@@ -277,9 +311,12 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 	s := r.s
 	cohort := s.Schedule.Rounds[t]
 	rd = Round{Round: t + 1, Planned: len(s.Schedule.Rounds), Cohort: len(cohort)}
-	step, err := r.alg.Round(ctx, r.ex, t, cohort, r.theta)
+	step, err := r.alg.Round(ctx, r.ex, t, cohort, r.thetaT)
 	if err != nil {
 		return rd, err, nil
+	}
+	if tr := s.Trainable; tr != nil {
+		tr.Scatter(r.theta, r.thetaT)
 	}
 	if !finite(r.theta) {
 		return rd, nil, fmt.Errorf("%w after round %d", ErrDiverged, t+1)
