@@ -2,7 +2,6 @@ package experiments
 
 import (
 	"context"
-	"encoding/csv"
 	"math"
 	"os"
 	"path/filepath"
@@ -189,12 +188,7 @@ func TestModelFreeze(t *testing.T) {
 	ctx := context.Background()
 	noiseDims := func(dir string) []float64 {
 		t.Helper()
-		f, err := os.Open(filepath.Join(dir, "metrics.csv"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		rows, err := csv.NewReader(f).ReadAll()
+		tab, err := results.ReadMetricsTable(filepath.Join(dir, "metrics.csv"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,8 +197,8 @@ func TestModelFreeze(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out []float64
-		for _, r := range rows[1:] {
-			norm, err := strconv.ParseFloat(r[7], 64)
+		for i := range tab.Rows {
+			norm, err := strconv.ParseFloat(tab.Get(i, "noise_norm"), 64)
 			if err != nil {
 				t.Fatal(err)
 			}
