@@ -78,20 +78,6 @@ func applyDropout(c *net, l *Layer, x val) (val, error) {
 	})
 }
 
-func applyRelu(c *net, _ *Layer, x val) (val, error) {
-	if x.s.ids {
-		return x, c.errorf("needs values, got %v", x.s)
-	}
-	return c.out(x.s, func() (*G.Node, error) { return rectify(x.n) })
-}
-
-func applyTanh(c *net, _ *Layer, x val) (val, error) {
-	if x.s.ids {
-		return x, c.errorf("needs values, got %v", x.s)
-	}
-	return c.out(x.s, func() (*G.Node, error) { return tanhAct(x.n) })
-}
-
 func applyEmbedding(c *net, l *Layer, x val) (val, error) {
 	if !x.s.ids {
 		return x, c.errorf("reads token ids, got %v: it must be the first layer of a sequence model (head token-xent)", x.s)
@@ -193,13 +179,6 @@ func applyAvgPool(c *net, l *Layer, x val) (val, error) {
 	return c.out(y, func() (*G.Node, error) { return averagePool(x.n, p) })
 }
 
-func applyGelu(c *net, _ *Layer, x val) (val, error) {
-	if x.s.ids {
-		return x, c.errorf("needs values, got %v", x.s)
-	}
-	return c.out(x.s, func() (*G.Node, error) { return geluAct(x.n) })
-}
-
 func applyLayerNorm(c *net, _ *Layer, x val) (val, error) {
 	if x.s.ids {
 		return x, c.errorf("needs values, got %v", x.s)
@@ -271,4 +250,15 @@ func applyAttention(c *net, l *Layer, x val) (val, error) {
 		}
 		return denseLayer(c.gm.mm, a, wout, bout)
 	})
+}
+
+// elementwise is the apply function of a layer type that maps every value
+// by f (relu, tanh, gelu): the shape is unchanged, token ids are refused.
+func elementwise(f func(*G.Node) (*G.Node, error)) func(*net, *Layer, val) (val, error) {
+	return func(c *net, _ *Layer, x val) (val, error) {
+		if x.s.ids {
+			return x, c.errorf("needs values, got %v", x.s)
+		}
+		return c.out(x.s, func() (*G.Node, error) { return f(x.n) })
+	}
 }
