@@ -504,6 +504,7 @@ func (p *Plan) train(ctx context.Context, opts Options, rd *runDir) (*Outcome, e
 		return nil, err
 	}
 	sum, runErr := sim.Run(ctx, spec, nil)
+	p.Data.Close() // a streamed file (read-only; a later run opens it again)
 	status := "complete"
 	if errors.Is(runErr, sim.ErrDiverged) {
 		status = "diverged"
