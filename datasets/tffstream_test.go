@@ -76,7 +76,9 @@ func sameFixed(t *testing.T, mem, str *Federated) {
 // training windows in the same order; also for a random subset of clients
 // and for character-level text.
 func TestStreamMatchesMemory(t *testing.T) {
-	so := func(s string) []byte { return appendExample(nil, []string{"title", "tokens"}, []any{[]string{"t"}, []string{s}}) }
+	so := func(s string) []byte {
+		return appendExample(nil, []string{"title", "tokens"}, []any{[]string{"t"}, []string{s}})
+	}
 	r := rand.New(rand.NewPCG(5, 9))
 	path := writeTFF(t, func(add func(split, client string, proto []byte)) {
 		for row := range 600 {
