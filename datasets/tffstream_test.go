@@ -310,12 +310,14 @@ var (
 // TestWriteSynthetic checks the generator on a small file: the users, the
 // rows it reports, client_metadata's counts and TFF's indices. With
 // -synth-file=PATH it writes a file of -synth-users users of
-// -synth-sentences sentences (by default StackOverflow's shape) there.
+// -synth-sentences sentences (by default StackOverflow's shape) there,
+// sentences of 1-23 words out of 100,000, one test sentence for every 20th
+// user.
 func TestWriteSynthetic(t *testing.T) {
 	s := SyntheticText{Users: 30, Sentences: 10, Words: 12, Vocab: 1000, TestEvery: 3, Seed: 4}
 	path := filepath.Join(t.TempDir(), "s.sqlite")
 	if *synthFile != "" {
-		s.Users, s.Sentences, path = *synthUsers, *synthSentences, *synthFile
+		s.Users, s.Sentences, s.Vocab, s.TestEvery, path = *synthUsers, *synthSentences, 100000, 20, *synthFile
 	}
 	start := time.Now()
 	rows, err := WriteSyntheticTFF(context.Background(), path, s)

@@ -66,7 +66,10 @@ type Candidates struct {
 // Pool is the executor of one process: a trainer per worker goroutine;
 // each client's delta lands in its own buffer and the deltas are added to
 // the sum in cohort order, so the result does not depend on the number of
-// workers.
+// workers. It reads a cohort's examples through the data's
+// datasets.ClientData (Fetch, then Examples by client), fetching the
+// schedule's next cohort meanwhile, so a streamed population holds only
+// the current and the next cohort.
 type Pool struct {
 	data    *datasets.Federated
 	src     datasets.ClientData // the clients' examples, fetched by cohort
