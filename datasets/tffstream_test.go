@@ -350,3 +350,52 @@ func TestWriteSynthetic(t *testing.T) {
 		t.Fatalf("rows %d: metadata %d, examples %d, test %d (want 10), indices %d", rows, meta, examples, tests, indices)
 	}
 }
+
+var synthRead = flag.String("synth-read", "", "stream this StackOverflow-shaped TFF file and time reading cohorts (TestStreamSynthetic)")
+
+// TestStreamSynthetic loads a file given by -synth-read streamed (every
+// user with 100 tokens, a vocabulary of 10,000) and reads 3 cohorts of
+// 1,000 random clients as a run does (each with the next prefetched),
+// logging the wall and CPU time of each step and the heap held.
+func TestStreamSynthetic(t *testing.T) {
+	if *synthRead == "" {
+		t.Skip("reads a file only with -synth-read=PATH")
+	}
+	heap := func() float64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return float64(m.HeapAlloc) / 1e9
+	}
+	start, c0 := time.Now(), cpu()
+	f, err := LoadTFF(*synthRead, TFFStackOverflow, FileOptions{Text: TextOptions{Vocab: 10000}, Stream: StreamAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	t.Logf("load: %d clients, %d test windows, %s wall, %s CPU, heap %.2f GB", f.NumClients(), f.Test.Len(),
+		time.Since(start).Round(time.Millisecond), (cpu() - c0).Round(time.Millisecond), heap())
+	r := rand.New(rand.NewPCG(1, 1))
+	cohorts := make([][]int, 4)
+	for i := range cohorts {
+		cohorts[i] = r.Perm(f.NumClients())[:1000]
+	}
+	src := f.Cohorts()
+	for i := range 3 {
+		start, c0 := time.Now(), cpu()
+		if err := src.Fetch(context.Background(), cohorts[i], cohorts[i+1]); err != nil {
+			t.Fatal(err)
+		}
+		wait := time.Since(start)
+		windows := 0
+		for _, id := range cohorts[i] {
+			_, rows := src.Examples(id)
+			windows += len(rows)
+		}
+		f.stream.mu.Lock()
+		<-f.stream.pre.done // the prefetch: what a round's reading costs
+		f.stream.mu.Unlock()
+		t.Logf("round %d: %d windows; waited %s, read of the next cohort done after %s wall, %s CPU; heap %.2f GB", i+1, windows,
+			wait.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), (cpu() - c0).Round(time.Millisecond), heap())
+	}
+}
