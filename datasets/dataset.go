@@ -148,10 +148,34 @@ type Federated struct {
 	// Notes are notices about how the data was read that did not stop it
 	// (pinned changelogs missing on this machine).
 	Notes []string
+
+	// stream, when not nil, reads the clients' training examples from
+	// their file cohort by cohort (Cohorts): Train holds none and Clients
+	// is nil. targets then counts the training targets by token id (what
+	// MajorityAccuracy needs of Train).
+	stream  *tffStream
+	targets []int
 }
 
 // NumClients reports the population size.
-func (f *Federated) NumClients() int { return len(f.Clients) }
+func (f *Federated) NumClients() int {
+	if f.stream != nil {
+		return len(f.stream.lens)
+	}
+	return len(f.Clients)
+}
+
+// MajorityAccuracy is MajorityAccuracy(f.Train, f.Test), for a streamed
+// population too.
+func (f *Federated) MajorityAccuracy() (acc float64, ok bool) {
+	if f.stream == nil {
+		return MajorityAccuracy(f.Train, f.Test)
+	}
+	if f.Train.Next == nil || f.Train.Classes <= NumSpecial {
+		return 0, false
+	}
+	return majorityScore(f.targets, f.Test)
+}
 
 // Validate checks that every client owns at least one example and that no
 // example belongs to two clients.
@@ -161,6 +185,9 @@ func (f *Federated) Validate() error {
 	}
 	if err := f.Test.Validate(); err != nil {
 		return err
+	}
+	if f.stream != nil {
+		return f.validateClientTest()
 	}
 	owner := make([]int32, f.Train.Len())
 	for c, idx := range f.Clients {
@@ -177,13 +204,18 @@ func (f *Federated) Validate() error {
 			owner[i] = int32(c + 1)
 		}
 	}
+	return f.validateClientTest()
+}
+
+// validateClientTest checks the clients' held-out parts.
+func (f *Federated) validateClientTest() error {
 	if f.ClientTest == nil {
 		return nil
 	}
-	if len(f.ClientTest) != len(f.Clients) {
-		return fmt.Errorf("datasets: %d client test parts for %d clients", len(f.ClientTest), len(f.Clients))
+	if len(f.ClientTest) != f.NumClients() {
+		return fmt.Errorf("datasets: %d client test parts for %d clients", len(f.ClientTest), f.NumClients())
 	}
-	owner = make([]int32, f.Test.Len())
+	owner := make([]int32, f.Test.Len())
 	for c, idx := range f.ClientTest {
 		for _, i := range idx {
 			if i < 0 || i >= len(owner) {
@@ -228,6 +260,12 @@ func MajorityAccuracy(train, test *Dataset) (acc float64, ok bool) {
 			counts[t]++
 		}
 	}
+	return majorityScore(counts, test)
+}
+
+// majorityScore is MajorityAccuracy from the training targets' counts by
+// token id.
+func majorityScore(counts []int, test *Dataset) (acc float64, ok bool) {
 	best := int32(NumSpecial)
 	for id := NumSpecial; id < len(counts); id++ {
 		if counts[id] > counts[best] {

@@ -29,6 +29,15 @@
 //     and LEAF's JSON folders (FEMNIST, Shakespeare; LoadLEAF), streamed so
 //     that only the chosen clients' examples are held in memory.
 //
+// A run reads its clients' training examples cohort by cohort through
+// ClientData (Federated.Cohorts). A population read into memory serves them
+// from Train and Clients; a TFF text file can instead stay on disk
+// (FileOptions.Stream): each cohort's clients are read by client id through
+// the file's index, in the file's row order, and encoded as in memory, so a
+// streamed run is bit-identical to one held in memory while holding only
+// the current and the next cohort. WriteSyntheticTFF writes files in
+// StackOverflow's shape for measuring it.
+//
 // Partitions: IID (equal random shards), Dirichlet(alpha) label skew
 // (every client the same size, its label mix drawn from Dirichlet(alpha)) and
 // Writer (one client per NIST writer, each with its own held-out part, as in

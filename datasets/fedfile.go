@@ -41,6 +41,11 @@ type FileOptions struct {
 	// with Subset, in their order [0: every eligible client].
 	Clients int
 	Subset  *rand.Rand
+	// Stream (TFF text files) leaves the clients' training examples in the
+	// file, read cohort by cohort (Federated.Cohorts): StreamAuto (or "")
+	// for a file of at least StreamAutoBytes with an index on
+	// examples(client_id), StreamAlways, StreamNever.
+	Stream string
 }
 
 func (o FileOptions) withDefaults() FileOptions {
@@ -330,31 +335,12 @@ func buildDocs(ctx context.Context, name string, scan docScan, tok tokenizer, c 
 	f := &Federated{Name: name, Train: mk(), Test: mk(), Users: users(kept), Vocab: vocab,
 		Clients: make([][]int, len(kept)), ClientTest: make([][]int, len(kept))}
 	var xs []int32
-	add := func(d *Dataset, docs []string) []int {
-		var idx []int
-		for _, text := range docs {
-			toks := tok.tokens(text)
-			if len(toks) == 0 {
-				continue
-			}
-			before := len(d.Next)
-			xs, d.Next = vocab.Encode(xs[:0], d.Next, toks, to.SeqLen)
-			for _, id := range xs {
-				d.X = append(d.X, float32(id))
-			}
-			for i := before / to.SeqLen; i < len(d.Next)/to.SeqLen; i++ {
-				idx = append(idx, i)
-				d.Y = append(d.Y, 0)
-			}
-		}
-		return idx
-	}
 	for k := range f.Clients {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		f.Clients[k] = add(f.Train, trainDocs[k])
-		f.ClientTest[k] = add(f.Test, testDocs[k])
+		f.Clients[k], xs = appendDocs(f.Train, vocab, tok, to.SeqLen, trainDocs[k], xs)
+		f.ClientTest[k], xs = appendDocs(f.Test, vocab, tok, to.SeqLen, testDocs[k], xs)
 		trainDocs[k], testDocs[k] = nil, nil
 	}
 	if f.Test.Len() == 0 {

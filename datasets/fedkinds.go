@@ -19,6 +19,17 @@ type SplitConfig struct {
 	// TestSplit; the central test set is their union.
 	TrainSplit string `yaml:"train_split"`
 	TestSplit  string `yaml:"test_split"`
+	// Stream says whether a run holds the population's training examples
+	// in memory or reads each round's cohort from the file (text files:
+	// tff-stackoverflow, tff-shakespeare): auto (or unset) streams a file
+	// of at least 1 GiB (StreamAutoBytes) whose examples table has an index
+	// on client_id, as TFF's files have; always streams (and refuses a file
+	// without the index); never reads into memory. Streaming holds the
+	// current cohort's examples and the next one's, read by client id while
+	// the current cohort trains, besides the census, the vocabulary and the
+	// central test set (read into memory either way); it changes no result.
+	// dpfl account reads only the census either way.
+	Stream string `yaml:"stream"`
 }
 
 // DigitsConfig is the digits-only option of the 62-class image files.
@@ -84,6 +95,11 @@ func fileKindOf(name, doc string, text, digits bool, defaults func(*Config),
 			}
 			add("path", "required for dataset %s: %s", name, what)
 		}
+		if tff && c.Stream != "" && !slices.Contains(StreamChoices, c.Stream) {
+			add("stream", "%q: want one of %s", c.Stream, strings.Join(StreamChoices, ", "))
+		} else if tff && !text && c.Stream == StreamAlways {
+			add("stream", "%s: only the text files (tff-stackoverflow, tff-shakespeare) are streamed, not %s", StreamAlways, name)
+		}
 		if tff && c.TrainSplit == c.TestSplit {
 			add("test_split", "%q is also train_split: the held-out examples must come from another split", c.TestSplit)
 		}
@@ -95,7 +111,7 @@ func fileKindOf(name, doc string, text, digits bool, defaults func(*Config),
 		return FileOptions{
 			TrainSplit: c.TrainSplit, TestSplit: c.TestSplit, DigitsOnly: c.DigitsOnly,
 			Text:    TextOptions{Vocab: c.Vocab, SeqLen: c.SeqLen, MinTokens: c.MinTokens},
-			Clients: c.Clients, Subset: root.Stream("data/subset"),
+			Clients: c.Clients, Subset: root.Stream("data/subset"), Stream: c.Stream,
 		}
 	}
 	k.Load = func(ctx context.Context, c *Config, _ *Loader, root rng.Root) (*Federated, error) {

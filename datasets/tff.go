@@ -63,6 +63,9 @@ const tffSchema = "examples(split_name, client_id, serialized_example_proto) and
 //
 // Clients are ordered by client ID. The file is streamed: a census of the
 // training split first, then only the chosen clients' examples are kept.
+// With opt.Stream (see StreamAuto, StreamAlways) a text file's training
+// examples are not kept at all: Federated.Cohorts reads each cohort's from
+// the file.
 func LoadTFF(path, kind string, opt FileOptions) (*Federated, error) {
 	return LoadTFFContext(context.Background(), path, kind, opt)
 }
@@ -77,6 +80,10 @@ func LoadTFFContext(ctx context.Context, path, kind string, opt FileOptions) (*F
 	defer t.db.Close()
 	name := "tff-" + kind
 	var f *Federated
+	stream, err := t.streams(kind, opt)
+	if err != nil {
+		return nil, t.wrap(err)
+	}
 	switch kind {
 	case TFFEMNIST:
 		var c *census
@@ -87,7 +94,9 @@ func LoadTFFContext(ctx context.Context, path, kind string, opt FileOptions) (*F
 		tok := tokenizer{chars: kind == TFFShakespeare}
 		scan := t.docs(kind)
 		var c *census
-		if c, err = countDocs(scan, tok, opt); err == nil {
+		if c, err = countDocs(scan, tok, opt); err == nil && stream {
+			f, err = streamDocs(ctx, t, name, kind, tok, c, opt)
+		} else if err == nil {
 			f, err = buildDocs(ctx, name, scan, tok, c, opt)
 		}
 	default:

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"dpfl/datasets"
 	"dpfl/privacy"
 	"dpfl/results"
 	"dpfl/sim"
@@ -188,7 +187,7 @@ func (r *recorder) finish(status string, sum sim.Summary, spec sim.Spec) (*Outco
 		v := sum.FinalValAcc
 		out.FinalValAccuracy = &v
 	}
-	if m, ok := datasets.MajorityAccuracy(spec.Data.Train, spec.Data.Test); ok {
+	if m, ok := spec.Data.MajorityAccuracy(); ok {
 		out.MajorityAccuracy = &m
 	}
 	out.WallSeconds, out.Workers = r.prevWall+time.Since(r.start).Seconds(), spec.Workers

@@ -69,9 +69,13 @@ type Outcome struct {
 // default is zero does not change the IDs of existing runs (a grid keeps
 // recognizing its finished points across versions); a run that reads no
 // input file besides the pinned MNIST has the ID of its configuration alone.
+// data.stream is left out: whether a file's examples are streamed or held in
+// memory changes no result.
 func RunID(c *Config, in Inputs) string {
+	cc := *c
+	cc.Data.Stream = ""
 	var n yaml.Node
-	if err := n.Encode(c); err != nil {
+	if err := n.Encode(&cc); err != nil {
 		panic(fmt.Sprintf("experiments: marshal config: %v", err))
 	}
 	pruneZero(&n)
@@ -504,6 +508,7 @@ func (p *Plan) train(ctx context.Context, opts Options, rd *runDir) (*Outcome, e
 		return nil, err
 	}
 	sum, runErr := sim.Run(ctx, spec, nil)
+	p.Data.Close() // a streamed file (read-only; a later run opens it again)
 	status := "complete"
 	if errors.Is(runErr, sim.ErrDiverged) {
 		status = "diverged"

@@ -66,9 +66,14 @@ type Candidates struct {
 // Pool is the executor of one process: a trainer per worker goroutine;
 // each client's delta lands in its own buffer and the deltas are added to
 // the sum in cohort order, so the result does not depend on the number of
-// workers.
+// workers. It reads a cohort's examples through the data's
+// datasets.ClientData (Fetch, then Examples by client), fetching the
+// schedule's next cohort meanwhile, so a streamed population holds only
+// the current and the next cohort.
 type Pool struct {
 	data    *datasets.Federated
+	src     datasets.ClientData // the clients' examples, fetched by cohort
+	sched   [][]int             // the planned cohorts (the next one is prefetched)
 	model   models.Spec
 	root    rng.Root
 	canary  func(id int, delta []float32) bool
@@ -105,7 +110,10 @@ var _ Executor = (*Pool)(nil)
 // client training, root and canaries (Spec.Canary) of s.
 func NewPool(s Spec) (*Pool, error) {
 	train := s.Data.Train
-	p := &Pool{data: s.Data, model: s.Model, root: s.Root, canary: s.Canary, workers: make([]*clients.Trainer, max(1, s.Workers))}
+	p := &Pool{data: s.Data, src: s.Data.Cohorts(), model: s.Model, root: s.Root, canary: s.Canary, workers: make([]*clients.Trainer, max(1, s.Workers))}
+	if s.Schedule != nil {
+		p.sched = s.Schedule.Rounds
+	}
 	for w := range p.workers {
 		m, err := s.Model.Build(train.Dim, train.Classes, s.Client.BatchSize)
 		if err != nil {
@@ -124,6 +132,13 @@ func NewPool(s Spec) (*Pool, error) {
 // Train implements Executor.
 func (p *Pool) Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) (Trained, error) {
 	cohort := job.Clients
+	var next []int
+	if job.Round+1 < len(p.sched) {
+		next = p.sched[job.Round+1]
+	}
+	if err := p.src.Fetch(ctx, cohort, next); err != nil {
+		return Trained{}, err
+	}
 	out := Trained{Clients: len(cohort)}
 	var trainErr error
 	var canary []bool
@@ -140,7 +155,8 @@ func (p *Pool) Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) 
 			canary[i] = true // read after the iteration (ordered by the result channel)
 			return 0, nil
 		}
-		res, err := tr.Update(delta, job.Params, p.data.Train, p.data.Clients[id], p.root.Stream("client", uint64(job.Round), uint64(id)))
+		d, idx := p.src.Examples(id)
+		res, err := tr.Update(delta, job.Params, d, idx, p.root.Stream("client", uint64(job.Round), uint64(id)))
 		if errors.Is(err, clients.ErrDiverged) {
 			for j := range delta {
 				delta[j] = float32(math.NaN()) // the sum drops it (zero contribution)
@@ -182,8 +198,8 @@ func (p *Pool) buildLossModels() error {
 		return nil
 	}
 	b := 1
-	for _, c := range p.data.Clients {
-		b = max(b, len(c))
+	for id := range p.data.NumClients() {
+		b = max(b, p.src.Len(id))
 	}
 	b = min(b, maxLossBatch)
 	ms := make([]models.Model, len(p.workers))
@@ -210,6 +226,9 @@ func (p *Pool) Losses(ctx context.Context, c Candidates, cohort []int, clip floa
 		t.Scatter(p.full, c.Theta)
 		t.Scatter(p.dir, c.Dir)
 		c.Theta, c.Dir = p.full, p.dir
+	}
+	if err := p.src.Fetch(ctx, cohort, nil); err != nil {
+		return nil, err
 	}
 	out := make([]float64, len(c.Steps))
 	errs := make([]error, len(p.lossModels))
@@ -252,7 +271,8 @@ func (p *Pool) candidateLoss(m models.Model, b *datasets.Batch, c Candidates, j 
 	}
 	var sum float64
 	for _, id := range cohort {
-		l, err := clientLoss(m, b, p.data.Train, p.data.Clients[id])
+		d, idx := p.src.Examples(id)
+		l, err := clientLoss(m, b, d, idx)
 		if err != nil {
 			return 0, err
 		}

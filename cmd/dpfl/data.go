@@ -192,6 +192,7 @@ func cmdData(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	req.cfg.Stream = datasets.StreamNever // the statistics read every client's examples
 	f, err := req.cfg.LoadContext(ctx, dataLoader(), rng.New(req.seed))
 	var ke *datasets.KeyError
 	if errors.As(err, &ke) {
