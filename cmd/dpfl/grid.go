@@ -47,6 +47,7 @@ func cmdGrid(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	shard := fs.String("shard", "", "run shard `i/n` of the points (0 <= i < n)")
 	dry := fs.Bool("dry-run", false, "list the points with their calibrated sigma and epsilon and the mechanisms to optimize; train nothing")
 	quiet := fs.Bool("quiet", false, "no progress display")
+	events := fs.String("events", "", "append the grid's progress to `FILE` as JSON lines (each point's start, rounds and end)")
 	ckpt := fs.Int("checkpoint-every", 0, "save each run's state every `N` rounds (0: at every evaluation)")
 	maxMem := fs.Float64("max-memory", experiments.DefaultMemoryGB, "refuse points whose estimated memory is above `GB` (10^9 bytes); the default -parallel runs as many points at once as fit")
 	files, code, ok := parseInterleaved(fs, args, gridUsage, stderr)
@@ -105,9 +106,17 @@ func cmdGrid(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		disp = newGridDisplay(stderr, g, planned, *out)
 		opts.Events, opts.Log = disp, disp
 	}
+	ev, err := gridEventStream(*events, &opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "dpfl grid: %v\n", err)
+		return exitUsage
+	}
 	res, runErr := experiments.RunGrid(ctx, g, opts)
 	if disp != nil {
 		disp.finish()
+	}
+	if err := ev.close(); err != nil {
+		fmt.Fprintf(stderr, "dpfl grid: %v\n", err)
 	}
 	if res == nil {
 		return failed(ctx, stderr, "grid", runErr)

@@ -33,6 +33,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "results/runs", "parent `DIR` of the run folder (DIR/NAME-RUNID)")
 	workers := fs.Int("workers", runtime.NumCPU(), "goroutines training clients in parallel (results do not depend on it; default: the CPUs, as many as fit in -max-memory)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	events := fs.String("events", "", "append the run's progress to `FILE` as JSON lines (a round per line, then the end)")
 	maxMem := fs.Float64("max-memory", experiments.DefaultMemoryGB, "refuse a config whose estimated memory is above `GB` (10^9 bytes)")
 	files, code, ok := parseInterleaved(fs, args, runUsage, stderr)
 	if !ok {
@@ -78,8 +79,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		bar.w = stderr
 		opts.AfterRound = bar.round
 	}
+	ev, err := runEvents(*events, cfg.Name, &opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "dpfl run: %v\n", err)
+		return exitUsage
+	}
 	res, err := experiments.Run(ctx, cfg, opts)
 	bar.finish()
+	if err := ev.end(cfg.Name, res, err); err != nil {
+		fmt.Fprintf(stderr, "dpfl run: %v\n", err)
+	}
 	if err != nil {
 		return failed(ctx, stderr, "run", err)
 	}
