@@ -29,7 +29,7 @@ type SplitConfig struct {
 	// the current cohort trains, besides the census, the vocabulary and the
 	// central test set (read into memory either way); it changes no result.
 	// dpfl account reads only the census either way.
-	Stream string `yaml:"stream"`
+	Stream string `yaml:"stream,omitempty"`
 }
 
 // DigitsConfig is the digits-only option of the 62-class image files.
