@@ -39,8 +39,8 @@ final_lr_fraction: A = S diag(eta) M_beta, the aggregator workload "server"), or
 lower-triangular invertible A read from -workload-file (one row per line, entries separated
 by spaces or commas, # comments; -n may be left out). Without -strategy, compares the mechanisms
 a run can use for the given n and participation, best first, leaving out from n = {slow} the slow
-exact optimizations (bandmf, multi-epoch: minutes each; -strategy runs one) and listing what
-it left out; -all compares every strategy, the offline-only ones too; with -memory, compares BLT (m buffers)
+exact optimizations (bandmf, multi-epoch, and nu-ftrl's search for ν without -nu; -strategy
+runs one) and listing what it left out; -all compares every strategy, the offline-only ones too; with -memory, compares BLT (m buffers)
 against BandMF (m+1 bands) at equal noise memory (m vectors of the model's size kept
 between rounds) for each m. -restart-every R restarts the tree mechanisms every R rounds (a
 run's aggregator.restart_every; restart: epoch is R = b). Mechanisms have the names a run's
@@ -168,7 +168,7 @@ func defineMechanismFlags(fs *flag.FlagSet) *mechanismFlags {
 		cacheDir: fs.String("cache", defCache, "directory of the optimized-strategy cache (empty: no cache)"),
 		asJSON:   fs.Bool("json", false, "print JSON (one object with -strategy, else an array best first)"),
 		quiet:    fs.Bool("quiet", false, "no progress lines on stderr while a comparison runs"),
-		all:      fs.Bool("all", false, fmt.Sprintf("compare every strategy: also those only evaluated offline (the -f variants, toeplitz) and, from n = %d, the slow exact optimizations (bandmf, multi-epoch)", mechanismSlowFromN)),
+		all:      fs.Bool("all", false, fmt.Sprintf("compare every strategy: also those only evaluated offline (the -f variants, toeplitz) and, from n = %d, the slow exact optimizations (bandmf, multi-epoch, nu-ftrl without -nu)", mechanismSlowFromN)),
 		maxMem:   fs.Float64("max-memory", experiments.DefaultMemoryGB, "refuse strategies whose estimated memory is above `GB` (10^9 bytes)"),
 		restart:  fs.Int("restart-every", 0, "restart the tree mechanisms (tree-vanilla, tree-online, tree-full) every `R` rounds, as a run's aggregator.restart_every (restart: epoch is R = b); default: one tree"),
 	}
@@ -568,7 +568,7 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return privacySection(ctx, stdout, stderr, req)
 	}
 	var progress func(string)
-	run, skipped := comparisonSet(req.cfg.Workload.N(), req.all)
+	run, skipped := comparisonSet(req.cfg.Workload.N(), req.cfg.Nu < 0, req.all)
 	prog := newMechProgress(stderr, len(run))
 	if !req.quiet {
 		prog.hook(&req.cfg)

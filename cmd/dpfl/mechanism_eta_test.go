@@ -77,27 +77,35 @@ func TestMechProgressETA(t *testing.T) {
 }
 
 // TestComparisonSet: at n = 2000 the default leaves out the slow exact
-// optimizations and the offline-only strategies, saying how to include
+// optimizations (ν-FTRL's only when ν is searched for) and the offline-only
+// strategies, saying how to include
 // them; at a small n only the offline-only ones; -all leaves out none.
 func TestComparisonSet(t *testing.T) {
 	slow := []string{"bandmf", "multi-epoch"}
 	offline := []string{"bandmf-f", "multi-epoch-f", "toeplitz"}
-	run, skipped := comparisonSet(2000, false)
+	run, skipped := comparisonSet(2000, true, false)
 	for _, s := range append(slices.Clone(slow), offline...) {
 		if slices.Contains(run, s) || !strings.Contains(skipped[s], "-all to include") {
 			t.Errorf("n 2000: %s run or not skipped with a hint: %q", s, skipped[s])
 		}
 	}
-	for _, s := range []string{"identity", "tree", "tree-online", "tree-full", "optimal", "nu", "blt"} {
+	for _, s := range []string{"identity", "tree", "tree-online", "tree-full", "optimal", "blt"} {
 		if !slices.Contains(run, s) {
 			t.Errorf("n 2000: %s not compared", s)
 		}
 	}
+	// ν-FTRL is slow only when its ν is searched for.
+	if !strings.Contains(skipped["nu"], "give -nu") {
+		t.Errorf("n 2000: nu-ftrl with a search for ν: %q", skipped["nu"])
+	}
+	if run, _ := comparisonSet(2000, false, false); !slices.Contains(run, "nu") {
+		t.Errorf("n 2000 with -nu: nu-ftrl not compared")
+	}
 	if len(run)+len(skipped) != len(strategy.Names) {
 		t.Errorf("n 2000: %d + %d strategies, want %d", len(run), len(skipped), len(strategy.Names))
 	}
-	run, skipped = comparisonSet(64, false)
-	for _, s := range slow {
+	run, skipped = comparisonSet(64, true, false)
+	for _, s := range append(slow, "nu") {
 		if !slices.Contains(run, s) {
 			t.Errorf("n 64: %s not compared", s)
 		}
@@ -108,7 +116,7 @@ func TestComparisonSet(t *testing.T) {
 		}
 	}
 	for _, n := range []int{64, 2000} {
-		if run, skipped = comparisonSet(n, true); len(run) != len(strategy.Names) || len(skipped) != 0 {
+		if run, skipped = comparisonSet(n, true, true); len(run) != len(strategy.Names) || len(skipped) != 0 {
 			t.Errorf("n %d -all: %d run, %d skipped", n, len(run), len(skipped))
 		}
 	}

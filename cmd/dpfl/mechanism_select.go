@@ -9,9 +9,10 @@ import (
 )
 
 // mechanismSlowFromN is the smallest n at which a comparison leaves out the
-// slow exact optimizations unless -all is given: above it, BandMF's and
+// slow exact optimizations unless -all is given: from it on, BandMF's and
 // the multi-epoch factorization's iterative optimizations (and their -f
-// variants) take minutes each, where every other strategy takes seconds.
+// variants), and ν-FTRL's search for its ν (without -nu), take from a
+// quarter of a minute to many minutes each, where the others take seconds.
 const mechanismSlowFromN = strategy.CompareMultiEpochMaxN + 1
 
 // slowStrategies are the strategies whose optimization dominates a large
@@ -23,8 +24,9 @@ var slowStrategies = map[string]bool{"bandmf": true, "bandmf-f": true, "multi-ep
 // them. With all, every strategy is evaluated. Otherwise those no run can
 // use (offline only: the -f variants and toeplitz) are left out, so that
 // the table's first row is one a run can use, and from mechanismSlowFromN
-// rounds on so are the slow exact optimizations.
-func comparisonSet(n int, all bool) (run []string, skipped map[string]string) {
+// rounds on so are the slow exact optimizations (nu-ftrl when tuneNu: its ν
+// is searched for).
+func comparisonSet(n int, tuneNu, all bool) (run []string, skipped map[string]string) {
 	skipped = map[string]string{}
 	for _, name := range strategy.Names {
 		switch {
@@ -32,6 +34,8 @@ func comparisonSet(n int, all bool) (run []string, skipped map[string]string) {
 			run = append(run, name)
 		case mechanismNameOf(name).Kind == "":
 			skipped[name] = "offline only (no run can use it); -all to include"
+		case n >= mechanismSlowFromN && name == "nu" && tuneNu:
+			skipped[name] = fmt.Sprintf("search for ν slow at n ≥ %d (minutes); -all to include, or give -nu", mechanismSlowFromN)
 		case n >= mechanismSlowFromN && slowStrategies[name]:
 			skipped[name] = fmt.Sprintf("slow exact optimization at n ≥ %d (minutes); -all to include, or -strategy %s", mechanismSlowFromN, displayName(name))
 		default:
