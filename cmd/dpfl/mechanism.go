@@ -255,8 +255,8 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 	if msg == "" {
 		req.priv, msg = f.priv.check(set, p, *f.n, *f.asJSON)
 	}
-	if msg == "" && set["restart-every"] && req.name.Strategy != "" && !strings.HasPrefix(req.name.Strategy, "tree") {
-		msg = fmt.Sprintf("-restart-every applies only to the tree mechanisms, not -strategy %s", *f.name)
+	if msg == "" {
+		msg = scopedFlags(req, f, set)
 	}
 	if msg != "" {
 		return usageErr("%s", msg)
@@ -271,12 +271,21 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 			fmt.Fprintf(stderr, "dpfl mechanism: warning: %s\n", oneLine(err))
 		}}
 	}
-	req.workload, req.json, req.quiet = workloadLabel(*f.wl, *f.momentum, *f.lrShape, sched), *f.asJSON, *f.quiet
-	if *f.all && (req.name.Strategy != "" || len(req.memories) > 0) {
-		return usageErr("-all applies only to a comparison (no -strategy or -memory)")
-	}
-	req.all = *f.all
+	req.workload, req.json, req.quiet, req.all = workloadLabel(*f.wl, *f.momentum, *f.lrShape, sched), *f.asJSON, *f.quiet, *f.all
 	return req, exitOK, true
+}
+
+// scopedFlags says why a flag does not apply to what req asks for ("" when
+// all do): -restart-every to a strategy other than a tree, -all to anything
+// but a comparison.
+func scopedFlags(req mechanismRequest, f *mechanismFlags, set map[string]bool) string {
+	if set["restart-every"] && req.name.Strategy != "" && !strings.HasPrefix(req.name.Strategy, "tree") {
+		return fmt.Sprintf("-restart-every applies only to the tree mechanisms, not -strategy %s", *f.name)
+	}
+	if *f.all && (req.name.Strategy != "" || len(req.memories) > 0) {
+		return "-all applies only to a comparison (no -strategy or -memory)"
+	}
+	return ""
 }
 
 // readWorkloadFile reads -workload-file. A FIFO or device would block the
