@@ -26,7 +26,7 @@ const mechanismUsageHead = `Usage:
                  [-k K] [-b B] [-workload prefix|momentum|identity] [-momentum BETA]
                  [-lr-schedule constant|linear|cosine -warmup N -cooldown N -final-lr F]
                  [-workload-file FILE] [-gap G] [-reltol R] [-maxiter N] [-progress] [-cache DIR]
-                 [-max-memory GB] [-memory M1,M2,...] [-restart-every R] [-json] [-quiet]
+                 [-max-memory GB] [-memory M1,M2,...] [-restart-every R] [-json] [-quiet] [-all]
                  [-epsilon E -delta D -clients N -cohort M]
 
 Prints a mechanism's sensitivity, loss (sens^2 ||B||_F^2, sigma = 1), rmse (sqrt(loss/n)),
@@ -37,8 +37,10 @@ SGD with heavy-ball momentum (momentum), either with a server learning-rate sche
 (-lr-schedule, as the run keys server.lr_schedule, warmup_rounds, cooldown_rounds and
 final_lr_fraction: A = S diag(eta) M_beta, the aggregator workload "server"), or any
 lower-triangular invertible A read from -workload-file (one row per line, entries separated
-by spaces or commas, # comments; -n may be left out). Without -strategy, compares all mechanisms
-for the given n and participation, best first; with -memory, compares BLT (m buffers)
+by spaces or commas, # comments; -n may be left out). Without -strategy, compares the mechanisms
+a run can use for the given n and participation, best first, leaving out from n = {slow} the slow
+exact optimizations (bandmf, multi-epoch, and nu-ftrl's search for ν without -nu; -strategy
+runs one) and listing what it left out; -all compares every strategy, the offline-only ones too; with -memory, compares BLT (m buffers)
 against BandMF (m+1 bands) at equal noise memory (m vectors of the model's size kept
 between rounds) for each m. -restart-every R restarts the tree mechanisms every R rounds (a
 run's aggregator.restart_every; restart: epoch is R = b). Mechanisms have the names a run's
@@ -48,7 +50,9 @@ equal-column-norm constraint (Choquette-Choo et al. 2023, App. B): the diagonal 
 the (k,b) patterns. Old spellings are accepted: identity, optimal, nu, and tree
 (tree-vanilla). Optimized strategies are cached in -cache (a cache that cannot be
 written is a warning). A comparison prints its progress on stderr (strategy i of m,
-iterations, loss or duality gap, elapsed time; -quiet: none); its table's last column says
+iterations, loss or duality gap, elapsed time, and the estimated time left: the strategy's
+from its mean time per iteration and the gap's trend or the -maxiter limit, the whole
+comparison's from the mean time of the strategies done; -quiet: none); its table's last column says
 how a run uses each row (aggregator.kind and keys, or offline only), and long parameters are
 abbreviated below the table (-json has them all). Every strategy holds dense n×n matrices: an n whose estimate is
 above -max-memory is refused, and a comparison skips the strategies that do not fit.
@@ -67,7 +71,7 @@ Mechanisms:
 // mechanismUsage is the help text, with the mechanisms of aggregators.Names.
 func mechanismUsage() string {
 	var b strings.Builder
-	b.WriteString(mechanismUsageHead)
+	b.WriteString(strings.ReplaceAll(mechanismUsageHead, "{slow}", strconv.Itoa(mechanismSlowFromN)))
 	for _, n := range aggregators.Names {
 		name := n.Name
 		if a := append(append([]string{}, n.Aliases...), n.MechanismAliases...); len(a) > 0 {
@@ -86,6 +90,7 @@ type mechanismRequest struct {
 	cfg      strategy.Config
 	json     bool
 	quiet    bool            // -quiet: no progress lines
+	all      bool            // -all: compare every strategy (comparisonSet)
 	memories []int           // -memory: BLT vs BandMF at these noise memories
 	priv     *privacyRequest // -epsilon: the amplified and unamplified comparison
 }
@@ -127,6 +132,7 @@ type mechanismFlags struct {
 	cacheDir *string
 	asJSON   *bool
 	quiet    *bool
+	all      *bool
 	maxMem   *float64
 	restart  *int
 	priv     mechanismPrivacyFlags
@@ -162,6 +168,7 @@ func defineMechanismFlags(fs *flag.FlagSet) *mechanismFlags {
 		cacheDir: fs.String("cache", defCache, "directory of the optimized-strategy cache (empty: no cache)"),
 		asJSON:   fs.Bool("json", false, "print JSON (one object with -strategy, else an array best first)"),
 		quiet:    fs.Bool("quiet", false, "no progress lines on stderr while a comparison runs"),
+		all:      fs.Bool("all", false, fmt.Sprintf("compare every strategy: also those only evaluated offline (the -f variants, toeplitz) and, from n = %d, the slow exact optimizations (bandmf, multi-epoch, nu-ftrl without -nu)", mechanismSlowFromN)),
 		maxMem:   fs.Float64("max-memory", experiments.DefaultMemoryGB, "refuse strategies whose estimated memory is above `GB` (10^9 bytes)"),
 		restart:  fs.Int("restart-every", 0, "restart the tree mechanisms (tree-vanilla, tree-online, tree-full) every `R` rounds, as a run's aggregator.restart_every (restart: epoch is R = b); default: one tree"),
 	}
@@ -248,8 +255,8 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 	if msg == "" {
 		req.priv, msg = f.priv.check(set, p, *f.n, *f.asJSON)
 	}
-	if msg == "" && set["restart-every"] && req.name.Strategy != "" && !strings.HasPrefix(req.name.Strategy, "tree") {
-		msg = fmt.Sprintf("-restart-every applies only to the tree mechanisms, not -strategy %s", *f.name)
+	if msg == "" {
+		msg = scopedFlags(req, f, set)
 	}
 	if msg != "" {
 		return usageErr("%s", msg)
@@ -264,8 +271,21 @@ func parseMechanism(args []string, stderr io.Writer) (req mechanismRequest, code
 			fmt.Fprintf(stderr, "dpfl mechanism: warning: %s\n", oneLine(err))
 		}}
 	}
-	req.workload, req.json, req.quiet = workloadLabel(*f.wl, *f.momentum, *f.lrShape, sched), *f.asJSON, *f.quiet
+	req.workload, req.json, req.quiet, req.all = workloadLabel(*f.wl, *f.momentum, *f.lrShape, sched), *f.asJSON, *f.quiet, *f.all
 	return req, exitOK, true
+}
+
+// scopedFlags says why a flag does not apply to what req asks for ("" when
+// all do): -restart-every to a strategy other than a tree, -all to anything
+// but a comparison.
+func scopedFlags(req mechanismRequest, f *mechanismFlags, set map[string]bool) string {
+	if set["restart-every"] && req.name.Strategy != "" && !strings.HasPrefix(req.name.Strategy, "tree") {
+		return fmt.Sprintf("-restart-every applies only to the tree mechanisms, not -strategy %s", *f.name)
+	}
+	if *f.all && (req.name.Strategy != "" || len(req.memories) > 0) {
+		return "-all applies only to a comparison (no -strategy or -memory)"
+	}
+	return ""
 }
 
 // readWorkloadFile reads -workload-file. A FIFO or device would block the
@@ -557,12 +577,13 @@ func cmdMechanism(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return privacySection(ctx, stdout, stderr, req)
 	}
 	var progress func(string)
-	prog := newMechProgress(stderr, len(strategy.Names))
+	run, skipped := comparisonSet(req.cfg.Workload.N(), req.cfg.Nu < 0, req.all)
+	prog := newMechProgress(stderr, len(run))
 	if !req.quiet {
 		prog.hook(&req.cfg)
 		progress = func(s string) { prog.begin(displayName(s)) }
 	}
-	rows := strategy.Compare(ctx, req.cfg, progress)
+	rows := compareMechanisms(ctx, req.cfg, skipped, progress)
 	prog.end()
 	if err := ctx.Err(); err != nil {
 		return mechFail(ctx, stderr, err)

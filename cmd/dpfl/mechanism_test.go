@@ -93,7 +93,7 @@ func TestMechanismKB(t *testing.T) {
 }
 
 func TestMechanismTable(t *testing.T) {
-	code, out, errs := runMechanism(t, "-n", "32", "-participation", "kb", "-k", "2", "-b", "16", "-json", "-cache", t.TempDir())
+	code, out, errs := runMechanism(t, "-n", "32", "-participation", "kb", "-k", "2", "-b", "16", "-json", "-all", "-cache", t.TempDir())
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}

@@ -20,7 +20,7 @@ import (
 // terminal, and -quiet silences it.
 func TestMechanismTableView(t *testing.T) {
 	cache := t.TempDir()
-	args := []string{"-n", "128", "-participation", "kb", "-k", "2", "-b", "64", "-cache", cache}
+	args := []string{"-n", "128", "-participation", "kb", "-k", "2", "-b", "64", "-all", "-cache", cache}
 	code, out, errs := runMechanism(t, args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
