@@ -173,3 +173,19 @@ func TestRenderResumes(t *testing.T) {
 		t.Fatalf("E = 1 with only b̂ = 1 computed reported complete: %+v", b)
 	}
 }
+
+// TestSamplingPaperExample: the paper's App F.5 example (CIFAR-10: n = 2000
+// steps, 20 epochs, batch 500 of 50,000): b̂ = 2 gives two partitions of
+// 25,000, sampling probability 500/25,000 = 0.02 and 1000 events composed;
+// b̂ = 100 gives probability 1 (no amplification), 20 events.
+func TestSamplingPaperExample(t *testing.T) {
+	for _, c := range []struct {
+		bands, turns int
+		q            float64
+	}{{2, 1000, 500.0 / 25000}, {100, 20, 1}, {1, 2000, 500.0 / 50000}} {
+		q, turns := sampling(2000, 20, c.bands)
+		if math.Abs(q-c.q) > 1e-15 || turns != c.turns {
+			t.Errorf("b̂ = %d: q = %v, %d turns; want %v, %d", c.bands, q, turns, c.q, c.turns)
+		}
+	}
+}

@@ -58,6 +58,7 @@ func (c cell) record() []string {
 
 // computer holds the strategy cache and the BandMF metrics computed so far.
 type computer struct {
+	orders  []float64 // the RDP orders of the accounting (nil: privacy.DefaultOrders)
 	cache   *strategy.Cache
 	log     func(string)
 	metrics map[int]strategy.Metrics
@@ -91,8 +92,8 @@ func (c *computer) bandMetrics(ctx context.Context, bands int) (strategy.Metrics
 // for which turns compositions of the Poisson-subsampled (rate q) Gaussian
 // mechanism are (ε, Delta)-DP under zero-out adjacency (RDP, CKS
 // conversion), and the ε it achieves.
-func calibrate(ctx context.Context, eps, q float64, turns int) (float64, float64, error) {
-	rdp, err := privacy.NewByName("rdp", nil)
+func calibrate(ctx context.Context, eps, q float64, turns int, orders []float64) (float64, float64, error) {
+	rdp, err := privacy.NewByName("rdp", orders)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -104,15 +105,23 @@ func calibrate(ctx context.Context, eps, q float64, turns int) (float64, float64
 	return z, g.Epsilon, err
 }
 
+// sampling is amplified BandMF's accounting over n steps and E epochs with
+// b̂ bands (Choquette-Choo et al. 2023 §5, App F): b̂ equal groups, group
+// t mod b̂ at step t, each of its examples sampled with probability
+// q = E·b̂/n (E participations in expectation), n/b̂ turns of a group
+// composed. bands must divide n and E·b̂ ≤ n.
+func sampling(n, epochs, bands int) (q float64, turns int) {
+	return float64(epochs) * float64(bands) / float64(n), n / bands
+}
+
 // compute is the cell (ε, E, b̂).
 func (c *computer) compute(ctx context.Context, eps float64, epochs, bands int) (cell, error) {
 	m, err := c.bandMetrics(ctx, bands)
 	if err != nil {
 		return cell{}, err
 	}
-	q := float64(epochs) * float64(bands) / N
-	turns := N / bands
-	z, achieved, err := calibrate(ctx, eps, q, turns)
+	q, turns := sampling(N, epochs, bands)
+	z, achieved, err := calibrate(ctx, eps, q, turns, c.orders)
 	if err != nil {
 		return cell{}, fmt.Errorf("ε = %g, E = %d, b̂ = %d: %w", eps, epochs, bands, err)
 	}
@@ -165,6 +174,21 @@ func (c *computer) fill(ctx context.Context, path string, maxBands int) error {
 		c.log(fmt.Sprintf("b̂ = %d done (‖B‖²_F = %.6g)", bands, c.metrics[bands].FrobB2))
 	}
 	return nil
+}
+
+// FineOrders are privacy.DefaultOrders' fractional orders 1.1 to 10.9 and
+// every integer order from 11 to 1024, then 1536, 2048, 3072 and 4096:
+// DefaultOrders has no order between 64 and 128 nor above 512, which at
+// small ε (best order in that gap or above it) overstates ε.
+func FineOrders() []float64 {
+	var o []float64
+	for x := 11; x <= 109; x++ {
+		o = append(o, float64(x)/10)
+	}
+	for a := 11; a <= 1024; a++ {
+		o = append(o, float64(a))
+	}
+	return append(o, 1536, 2048, 3072, 4096)
 }
 
 // readCells reads cells.csv.

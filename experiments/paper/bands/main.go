@@ -24,7 +24,9 @@
 // The BandMF strategies (one per b̂; they do not depend on ε or E) are kept
 // in the strategy cache (-cache). Every cell is appended to cells.csv as it
 // finishes, and cells already there are not recomputed, so an interrupted
-// run resumes; -render writes table.md from cells.csv alone.
+// run resumes; -render writes table.md from the CSVs alone. -fine redoes the
+// accounting over a finer grid of RDP orders (FineOrders) into
+// cells-fine.csv.
 package main
 
 import (
@@ -40,18 +42,23 @@ func main() {
 	out := flag.String("out", "results/paper/bands", "output directory (cells.csv, table.md)")
 	cache := flag.String("cache", "", "strategy cache directory (default: the dpfl user cache)")
 	maxBands := flag.Int("max-bands", N, "compute only band counts up to this (cells needing more are left out)")
-	render := flag.Bool("render", false, "only render table.md from cells.csv")
+	render := flag.Bool("render", false, "only render table.md from cells.csv and cells-fine.csv")
+	fine := flag.Bool("fine", false, "account over FineOrders (into cells-fine.csv) instead of the accountant's default orders (cells.csv)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *out, *cache, *maxBands, *render); err != nil {
+	if err := run(ctx, *out, *cache, *maxBands, *render, *fine); err != nil {
 		fmt.Fprintf(os.Stderr, "bands: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out, cacheDir string, maxBands int, renderOnly bool) error {
-	csvPath := filepath.Join(out, "cells.csv")
+func run(ctx context.Context, out, cacheDir string, maxBands int, renderOnly, fine bool) error {
+	csvPath, finePath := filepath.Join(out, "cells.csv"), filepath.Join(out, "cells-fine.csv")
+	path := csvPath
+	if fine {
+		path = finePath
+	}
 	if !renderOnly {
 		if cacheDir == "" {
 			d, err := os.UserCacheDir()
@@ -61,7 +68,10 @@ func run(ctx context.Context, out, cacheDir string, maxBands int, renderOnly boo
 			cacheDir = filepath.Join(d, "dpfl", "strategies")
 		}
 		c := newComputer(cacheDir, func(s string) { fmt.Fprintln(os.Stderr, "bands: "+s) })
-		if err := c.fill(ctx, csvPath, maxBands); err != nil {
+		if fine {
+			c.orders = FineOrders()
+		}
+		if err := c.fill(ctx, path, maxBands); err != nil {
 			return err
 		}
 	}
@@ -69,5 +79,9 @@ func run(ctx context.Context, out, cacheDir string, maxBands int, renderOnly boo
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, "table.md"), []byte(renderTable(cells)), 0o644)
+	text := "## Default RDP orders\n\n" + renderTable(cells)
+	if fc, err := readCells(finePath); err == nil {
+		text += "\n## Fine RDP orders\n\n" + renderTable(fc)
+	}
+	return os.WriteFile(filepath.Join(out, "table.md"), []byte(text), 0o644)
 }
