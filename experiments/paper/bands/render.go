@@ -66,11 +66,20 @@ func renderTable(cells []cell) string {
 		fmt.Fprintf(&s, " %d |", e)
 	}
 	s.WriteString("\n|---|" + strings.Repeat("---|", len(Epochs)) + "\n")
-	match, mism, missing := 0, 0, 0
+	match, mism, missing, near := 0, 0, 0, 0
+	closest, where := 0.0, ""
 	for i, eps := range Epsilons {
 		fmt.Fprintf(&s, "| %g |", eps)
 		for j, e := range Epochs {
 			b := optimum(cells, eps, e)
+			if b.ok && b.second != 0 {
+				if b.ratio < 1.01 {
+					near++
+				}
+				if closest == 0 || b.ratio < closest {
+					closest, where = b.ratio, fmt.Sprintf("ε = %g, %d epochs: b̂ = %d, runner-up %d", eps, e, b.bands, b.second)
+				}
+			}
 			switch {
 			case !b.ok:
 				missing++
@@ -86,5 +95,8 @@ func renderTable(cells []cell) string {
 		s.WriteString("\n")
 	}
 	fmt.Fprintf(&s, "\n%d cells match, %d differ, %d not computed.\n", match, mism, missing)
+	if where != "" {
+		fmt.Fprintf(&s, "%d computed cells have a runner-up within 1%% in RMSE; the closest, %s, RMSE ratio %.4f.\n", near, where, closest)
+	}
 	return s.String()
 }
