@@ -109,37 +109,59 @@ func gridOrders() []int {
 	return append(o, 128, 256, 512)
 }
 
+// fineIntOrders are the integer orders of FineOrders.
+func fineIntOrders() []int {
+	var o []int
+	for _, a := range FineOrders() {
+		if a == math.Trunc(a) && a >= 2 {
+			o = append(o, int(a))
+		}
+	}
+	return append([]int{2, 3, 4, 5, 6, 7, 8, 9, 10}, o...)
+}
+
 // TestAccountingAgainstOracle checks committed cells' calibration against
-// oracleEpsilon over the accountant's integer orders: at the committed z the
+// oracleEpsilon over the accountant's integer orders (cells.csv: the
+// default grid; cells-fine.csv: FineOrders): at the committed z the
 // oracle's ε is at least the ε achieved (the accountant's fractional orders
 // can only do better) and, for ε ≤ 1 (whose best order is an integer above
 // 10), equal to it within 1e-6; the negative control: at 0.9 z the oracle's
 // ε exceeds the target.
 func TestAccountingAgainstOracle(t *testing.T) {
-	cells, err := readCells(committed)
-	if err != nil {
-		t.Fatal(err)
+	for _, f := range []struct {
+		path   string
+		orders []int
+	}{{committed, gridOrders()}, {filepath.Join(filepath.Dir(committed), "cells-fine.csv"), fineIntOrders()}} {
+		cells, err := readCells(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkOracle(t, f.path, cells, f.orders)
 	}
+}
+
+func checkOracle(t *testing.T, path string, cells []cell, orders []int) {
 	checked := 0
 	for _, c := range cells {
 		if c.Q >= 1 || !(c.Epochs == 1 && (c.Bands == 1 || c.Bands == 8) || c.Epochs == 16 && c.Bands == 2) {
 			continue
 		}
-		o := oracleEpsilon(c.Q, c.Z, c.Turns, Delta, gridOrders())
+		o := oracleEpsilon(c.Q, c.Z, c.Turns, Delta, orders)
 		if o < c.Achieved*(1-1e-9) || c.Epsilon <= 1 && o > c.Achieved*(1+1e-6) {
-			t.Errorf("cell %s: oracle ε %v at z = %v, achieved %v", c.key(), o, c.Z, c.Achieved)
+			t.Errorf("%s, cell %s: oracle ε %v at z = %v, achieved %v", path, c.key(), o, c.Z, c.Achieved)
 		}
 		if c.Achieved > c.Epsilon*(1+1e-9) {
-			t.Errorf("cell %s: achieved ε %v above the target", c.key(), c.Achieved)
+			t.Errorf("%s, cell %s: achieved ε %v above the target", path, c.key(), c.Achieved)
 		}
-		if lo := oracleEpsilon(c.Q, 0.9*c.Z, c.Turns, Delta, gridOrders()); lo <= c.Epsilon {
-			t.Errorf("cell %s: oracle ε %v at 0.9 z not above the target: the check cannot fail", c.key(), lo)
+		if lo := oracleEpsilon(c.Q, 0.9*c.Z, c.Turns, Delta, orders); lo <= c.Epsilon {
+			t.Errorf("%s, cell %s: oracle ε %v at 0.9 z not above the target: the check cannot fail", path, c.key(), lo)
 		}
 		checked++
 	}
 	if checked < 20 {
-		t.Fatalf("only %d cells checked", checked)
+		t.Fatalf("%s: only %d cells checked", path, checked)
 	}
+	t.Logf("%s: %d cells checked", path, checked)
 }
 
 // TestRenderResumes: render marks cells not computed, and fill skips the
