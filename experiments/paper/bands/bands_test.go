@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"dpfl/privacy"
 )
 
 const committed = "../../../results/paper/bands/cells.csv"
@@ -170,11 +172,11 @@ func TestRenderResumes(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cells.csv")
 	c := newComputer("", func(string) {})
-	if err := c.fill(context.Background(), path, 1); err != nil {
+	if err := c.fill(context.Background(), path, limits{1, N}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(path)
-	if err := c.fill(context.Background(), path, 1); err != nil {
+	if err := c.fill(context.Background(), path, limits{1, N}); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(path)
@@ -209,5 +211,54 @@ func TestSamplingPaperExample(t *testing.T) {
 		if math.Abs(q-c.q) > 1e-15 || turns != c.turns {
 			t.Errorf("b̂ = %d: q = %v, %d turns; want %v, %d", c.bands, q, turns, c.q, c.turns)
 		}
+	}
+}
+
+// TestPLDCells: the committed PLD cells need no more noise than the RDP
+// ones of the same cell (both are upper bounds on ε; the PLD is the
+// tighter), and where q = 1 (no amplification: turns Gaussians composed,
+// one Gaussian of noise multiplier z/sqrt(turns)) the PLD's z is the exact
+// Gaussian calibration's within 1e-3.
+func TestPLDCells(t *testing.T) {
+	pld, err := readCells(filepath.Join(filepath.Dir(committed), "cells-pld.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdp, err := readCells(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := map[string]cell{}
+	for _, c := range rdp {
+		byKey[c.key()] = c
+	}
+	exact, err := privacy.NewByName("exact", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared, unamplified := 0, 0
+	for _, c := range pld {
+		if r, ok := byKey[c.key()]; ok {
+			compared++
+			if c.Z > r.Z*(1+1e-6) {
+				t.Errorf("cell %s: PLD z %v above RDP z %v", c.key(), c.Z, r.Z)
+			}
+		}
+		if c.Q != 1 {
+			continue
+		}
+		unamplified++
+		z, _, err := privacy.CalibrateContext(context.Background(), c.Epsilon, Delta, func(z float64) privacy.Event {
+			return privacy.Neighbouring{Relation: privacy.ZeroOut, Event: privacy.Gaussian{NoiseMultiplier: z}}
+		}, exact, 1e-9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if z *= math.Sqrt(float64(c.Turns)); math.Abs(c.Z-z) > 1e-3*z {
+			t.Errorf("cell %s: PLD z %v, exact Gaussian %v", c.key(), c.Z, z)
+		}
+	}
+	if compared < 100 || unamplified < 10 {
+		t.Fatalf("%d cells compared, %d unamplified", compared, unamplified)
 	}
 }

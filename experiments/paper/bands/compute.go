@@ -58,6 +58,7 @@ func (c cell) record() []string {
 
 // computer holds the strategy cache and the BandMF metrics computed so far.
 type computer struct {
+	account string    // the accountant's name: rdp or pld
 	orders  []float64 // the RDP orders of the accounting (nil: privacy.DefaultOrders)
 	cache   *strategy.Cache
 	log     func(string)
@@ -66,7 +67,7 @@ type computer struct {
 
 func newComputer(dir string, log func(string)) *computer {
 	c := &strategy.Cache{Store: filecache.Dir(dir), Warn: func(err error) { log("cache: " + err.Error()) }}
-	return &computer{cache: c, log: log, metrics: map[int]strategy.Metrics{}}
+	return &computer{account: "rdp", cache: c, log: log, metrics: map[int]strategy.Metrics{}}
 }
 
 // bandMetrics are the single-participation metrics of the optimized
@@ -90,10 +91,11 @@ func (c *computer) bandMetrics(ctx context.Context, bands int) (strategy.Metrics
 
 // calibrate is the smallest noise multiplier z (relative tolerance 1e-6)
 // for which turns compositions of the Poisson-subsampled (rate q) Gaussian
-// mechanism are (ε, Delta)-DP under zero-out adjacency (RDP, CKS
-// conversion), and the ε it achieves.
-func calibrate(ctx context.Context, eps, q float64, turns int, orders []float64) (float64, float64, error) {
-	rdp, err := privacy.NewByName("rdp", orders)
+// mechanism are (ε, Delta)-DP under zero-out adjacency by the accountant
+// named (rdp: RDP over orders with the CKS conversion; pld: privacy loss
+// distributions), and the ε it achieves.
+func calibrate(ctx context.Context, account string, eps, q float64, turns int, orders []float64) (float64, float64, error) {
+	rdp, err := privacy.NewByName(account, orders)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -121,7 +123,7 @@ func (c *computer) compute(ctx context.Context, eps float64, epochs, bands int) 
 		return cell{}, err
 	}
 	q, turns := sampling(N, epochs, bands)
-	z, achieved, err := calibrate(ctx, eps, q, turns, c.orders)
+	z, achieved, err := calibrate(ctx, c.account, eps, q, turns, c.orders)
 	if err != nil {
 		return cell{}, fmt.Errorf("ε = %g, E = %d, b̂ = %d: %w", eps, epochs, bands, err)
 	}
@@ -132,7 +134,7 @@ func (c *computer) compute(ctx context.Context, eps float64, epochs, bands int) 
 // fill computes every cell missing from path, band counts in increasing
 // order (so the columns of many epochs, which need only few bands, finish
 // first), appending each to path as it finishes.
-func (c *computer) fill(ctx context.Context, path string, maxBands int) error {
+func (c *computer) fill(ctx context.Context, path string, lim limits) error {
 	done := map[string]bool{}
 	cells, err := readCells(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -152,11 +154,11 @@ func (c *computer) fill(ctx context.Context, path string, maxBands int) error {
 			return err
 		}
 	}
-	for bands := 1; bands <= min(N, maxBands); bands *= 2 {
+	for bands := 1; bands <= min(N, lim.bands); bands *= 2 {
 		for _, e := range Epochs {
 			for _, eps := range Epsilons {
 				x := cell{Epsilon: eps, Epochs: e, Bands: bands}
-				if bands*e > N || done[x.key()] {
+				if bands*e > N || e > lim.epochs || done[x.key()] {
 					continue
 				}
 				if x, err = c.compute(ctx, eps, e, bands); err != nil {
@@ -190,6 +192,9 @@ func FineOrders() []float64 {
 	}
 	return append(o, 1536, 2048, 3072, 4096)
 }
+
+// limits restricts a run to band counts and epoch counts up to these.
+type limits struct{ bands, epochs int }
 
 // readCells reads cells.csv.
 func readCells(path string) ([]cell, error) {

@@ -26,7 +26,8 @@
 // finishes, and cells already there are not recomputed, so an interrupted
 // run resumes; -render writes table.md from the CSVs alone. -fine redoes the
 // accounting over a finer grid of RDP orders (FineOrders) into
-// cells-fine.csv.
+// cells-fine.csv; -pld accounts with privacy loss distributions into
+// cells-pld.csv.
 package main
 
 import (
@@ -36,6 +37,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+
+	"dpfl/privacy"
 )
 
 func main() {
@@ -44,20 +47,28 @@ func main() {
 	maxBands := flag.Int("max-bands", N, "compute only band counts up to this (cells needing more are left out)")
 	render := flag.Bool("render", false, "only render table.md from cells.csv and cells-fine.csv")
 	fine := flag.Bool("fine", false, "account over FineOrders (into cells-fine.csv) instead of the accountant's default orders (cells.csv)")
+	maxEpochs := flag.Int("max-epochs", N, "compute only the columns of at most this many epochs")
+	pld := flag.Bool("pld", false, "account with privacy loss distributions (into cells-pld.csv)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *out, *cache, *maxBands, *render, *fine); err != nil {
+	if err := run(ctx, *out, *cache, limits{*maxBands, *maxEpochs}, *render, *fine, *pld); err != nil {
 		fmt.Fprintf(os.Stderr, "bands: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out, cacheDir string, maxBands int, renderOnly, fine bool) error {
-	csvPath, finePath := filepath.Join(out, "cells.csv"), filepath.Join(out, "cells-fine.csv")
+func run(ctx context.Context, out, cacheDir string, lim limits, renderOnly, fine, pld bool) error {
+	csvPath, finePath, pldPath := filepath.Join(out, "cells.csv"), filepath.Join(out, "cells-fine.csv"), filepath.Join(out, "cells-pld.csv")
+	if fine && pld {
+		return fmt.Errorf("-fine (RDP orders) and -pld exclude each other")
+	}
 	path := csvPath
-	if fine {
+	switch {
+	case fine:
 		path = finePath
+	case pld:
+		path = pldPath
 	}
 	if !renderOnly {
 		if cacheDir == "" {
@@ -71,7 +82,10 @@ func run(ctx context.Context, out, cacheDir string, maxBands int, renderOnly, fi
 		if fine {
 			c.orders = FineOrders()
 		}
-		if err := c.fill(ctx, path, maxBands); err != nil {
+		if pld {
+			c.account = privacy.MethodPLD
+		}
+		if err := c.fill(ctx, path, lim); err != nil {
 			return err
 		}
 	}
@@ -82,6 +96,9 @@ func run(ctx context.Context, out, cacheDir string, maxBands int, renderOnly, fi
 	text := "## Default RDP orders\n\n" + renderTable(cells)
 	if fc, err := readCells(finePath); err == nil {
 		text += "\n## Fine RDP orders\n\n" + renderTable(fc)
+	}
+	if pc, err := readCells(pldPath); err == nil {
+		text += "\n## Privacy loss distributions\n\n" + renderTable(pc)
 	}
 	return os.WriteFile(filepath.Join(out, "table.md"), []byte(text), 0o644)
 }
