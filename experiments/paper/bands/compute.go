@@ -173,7 +173,9 @@ func (c *computer) fill(ctx context.Context, path string, lim limits) error {
 				}
 			}
 		}
-		c.log(fmt.Sprintf("b̂ = %d done (‖B‖²_F = %.6g)", bands, c.metrics[bands].FrobB2))
+		if m, ok := c.metrics[bands]; ok {
+			c.log(fmt.Sprintf("b̂ = %d done (‖B‖²_F = %.6g)", bands, m.FrobB2))
+		}
 	}
 	return nil
 }
