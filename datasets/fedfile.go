@@ -117,6 +117,28 @@ func (c *census) add(client string, n int) {
 	c.count[i] += n
 }
 
+// textClients checks opt's text options and returns the kept clients
+// (choose) and the set of eligible ones, those with at least
+// Text.MinTokens training tokens (the vocabulary's population).
+func (c *census) textClients(opt FileOptions) (kept map[string]int, isEligible map[string]bool, err error) {
+	to := opt.Text
+	if to.Vocab < 1 || to.SeqLen < 1 || to.MinTokens < 0 {
+		return nil, nil, fmt.Errorf("bad text options %+v", to)
+	}
+	eligible, kept, err := c.choose(to.MinTokens, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(eligible) == 0 {
+		return nil, nil, fmt.Errorf("no client has %d training tokens (of %d clients)", to.MinTokens, len(c.names))
+	}
+	isEligible = make(map[string]bool, len(eligible))
+	for _, e := range eligible {
+		isEligible[e] = true
+	}
+	return kept, isEligible, nil
+}
+
 // choose returns the sorted names of the clients counting at least min, and
 // which of them opt keeps (a map from name to client number).
 func (c *census) choose(min int, opt FileOptions) (eligible []string, kept map[string]int, err error) {
@@ -295,19 +317,9 @@ func countDocs(scan docScan, tok tokenizer, opt FileOptions) (*census, error) {
 func buildDocs(ctx context.Context, name string, scan docScan, tok tokenizer, c *census, opt FileOptions) (*Federated, error) {
 	opt = opt.withDefaults()
 	to := opt.Text
-	if to.Vocab < 1 || to.SeqLen < 1 || to.MinTokens < 0 {
-		return nil, fmt.Errorf("bad text options %+v", to)
-	}
-	eligible, kept, err := c.choose(to.MinTokens, opt)
+	kept, isEligible, err := c.textClients(opt)
 	if err != nil {
 		return nil, err
-	}
-	if len(eligible) == 0 {
-		return nil, fmt.Errorf("no client has %d training tokens (of %d clients)", to.MinTokens, len(c.names))
-	}
-	isEligible := make(map[string]bool, len(eligible))
-	for _, e := range eligible {
-		isEligible[e] = true
 	}
 	count := map[string]int{}
 	trainDocs := make([][]string, len(kept))

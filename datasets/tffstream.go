@@ -134,19 +134,9 @@ type docCounts struct {
 func streamDocs(ctx context.Context, t *tffFile, name, kind string, tok tokenizer, c *census, opt FileOptions) (*Federated, error) {
 	opt = opt.withDefaults()
 	to := opt.Text
-	if to.Vocab < 1 || to.SeqLen < 1 || to.MinTokens < 0 {
-		return nil, fmt.Errorf("bad text options %+v", to)
-	}
-	eligible, kept, err := c.choose(to.MinTokens, opt)
+	kept, isEligible, err := c.textClients(opt)
 	if err != nil {
 		return nil, err
-	}
-	if len(eligible) == 0 {
-		return nil, fmt.Errorf("no client has %d training tokens (of %d clients)", to.MinTokens, len(c.names))
-	}
-	isEligible := make(map[string]bool, len(eligible))
-	for _, e := range eligible {
-		isEligible[e] = true
 	}
 	dc := docCounts{vocab: map[string]int{}, kept: map[string]int{}, lens: make([]int, len(kept)), testDocs: make([][]string, len(kept))}
 	err = t.docs(kind)([]string{opt.TrainSplit, opt.TestSplit}, keepOnly(isEligible), func(split int, client, text string) error {
