@@ -259,15 +259,7 @@ func (s *Summary) epsilonFigure() (figure, error) {
 
 // barNote says what the points and bars of the epsilon figure are.
 func (s *Summary) barNote(clipped, several bool) string {
-	points := "mean over seeds"
-	for _, p := range s.Points {
-		switch {
-		case p.TunedOnReported:
-			points = "mean over seeds at the best hyperparameters (chosen on " + s.SelectCol + " of the same seeds)"
-		case len(p.Tuning) > 0 && points == "mean over seeds":
-			points = "mean over the held-out seeds at the hyperparameters the tuning seeds chose (on " + s.SelectCol + ")"
-		}
-	}
+	points := s.whoseMean()
 	clip := ""
 	if lo, hi := metricRange(s.YCol); clipped {
 		clip = fmt.Sprintf(", clipped to [%g, %g]", lo, hi)
@@ -421,4 +413,20 @@ func roundBand(dir string, dirs []string) (band, error) {
 		b.mean, b.lo, b.hi = append(b.mean, m), append(b.lo, lo), append(b.hi, hi)
 	}
 	return b, nil
+}
+
+// whoseMean says whose mean a plotted point is: the held-out seeds' under a
+// tune: section, the same seeds that chose in a full grid, every seed's
+// where nothing was chosen.
+func (s *Summary) whoseMean() string {
+	points := "mean over seeds"
+	for _, p := range s.Points {
+		switch {
+		case p.TunedOnReported:
+			points = "mean over seeds at the best hyperparameters (chosen on " + s.SelectCol + " of the same seeds)"
+		case len(p.Tuning) > 0 && points == "mean over seeds":
+			points = "mean over the held-out seeds at the hyperparameters the tuning seeds chose (on " + s.SelectCol + ")"
+		}
+	}
+	return points
 }

@@ -126,7 +126,7 @@ func (s *Summary) bandNote() string {
 	if len(s.Baselines) > 0 {
 		base = " The runs without noise appear in every panel."
 	}
-	return "Curves: test accuracy, mean over seeds at each point's best hyperparameters. Bands: 95% Student-t interval of the mean over seeds at each evaluation, clipped to [0, 1]." + base
+	return "Curves: test accuracy, " + s.whoseMean() + ". Bands: 95% Student-t interval of the mean at each evaluation, clipped to [0, 1]." + base
 }
 
 // addBand adds b's mean curve (markers at about 8 evaluations) over its
