@@ -286,7 +286,7 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 	}
 	rd.Report, rd.Update, rd.AGD = step.Report, step.Update, step.AGD
 	if step.Train.Clients > 0 {
-		rd.TrainLoss = step.Train.LossSum / float64(step.Train.Clients)
+		rd.TrainLoss = step.Train.LossSum.Float64() / float64(step.Train.Clients)
 	}
 	last := t+1 == len(s.Schedule.Rounds) || !r.alg.More()
 	if (t+1)%s.EvalEvery == 0 || last {
