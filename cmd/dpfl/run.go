@@ -34,6 +34,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	workers := fs.Int("workers", runtime.NumCPU(), "goroutines training clients in parallel (results do not depend on it; default: the CPUs, as many as fit in -max-memory)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	maxMem := fs.Float64("max-memory", experiments.DefaultMemoryGB, "refuse a config whose estimated memory is above `GB` (10^9 bytes)")
+	useMPI := fs.Bool("mpi", false, "spread the run over the ranks of an MPI job (launched by mpirun or srun; needs a dpfl built with -tags mpi): each rank trains a slice of every cohort with -workers goroutines, rank 0 writes the run folder; results do not depend on the ranks")
 	files, code, ok := parseInterleaved(fs, args, runUsage, stderr)
 	if !ok {
 		return code
@@ -46,6 +47,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *workers < 1 {
 		fmt.Fprintf(stderr, "dpfl run: -workers %d must be at least 1\n", *workers)
+		return exitUsage
+	}
+	if n := mpiLaunched(); n > 1 && !*useMPI {
+		fmt.Fprintf(stderr, "dpfl run: started as one of %d MPI ranks without -mpi (each would train the whole run into the same folder): add -mpi\n", n)
 		return exitUsage
 	}
 	if !(*maxMem > 0) || math.IsInf(*maxMem, 0) {
@@ -78,11 +83,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		bar.w = stderr
 		opts.AfterRound = bar.round
 	}
+	if *useMPI {
+		return runMPI(ctx, cfg, opts, &bar, stdout, stderr)
+	}
 	res, err := experiments.Run(ctx, cfg, opts)
 	bar.finish()
 	if err != nil {
 		return failed(ctx, stderr, "run", err)
 	}
+	return printRun(res, stdout, stderr)
+}
+
+// printRun prints a finished run's lines (result, privacy, audit, folder).
+func printRun(res *experiments.Outcome, stdout, stderr io.Writer) int {
 	s := res.Summary
 	if res.AlreadyComplete {
 		fmt.Fprintf(stdout, "run %s was already %s in %s: nothing trained, nothing written (delete the folder to run it again)\n", s.Name, s.Status, res.Dir)
