@@ -68,9 +68,9 @@ func scales(e int) (float64, float64) {
 // are summed exactly in 128 bits, so any split into parts and any order of
 // Add and Merge give the same bits (no overflow below 2³² terms).
 // Non-finite terms are counted apart (Float64 is then NaN). The zero value
-// has unit 2⁰; NewExact chooses the unit.
+// is an empty loss sum (NewLossSum); NewExact chooses the unit.
 type Exact struct {
-	exp int
+	rel int // the unit is 2^(lossExp+rel)
 	w   wide
 	bad int64 // non-finite terms
 }
@@ -80,7 +80,10 @@ const lossExp = -40
 
 // NewExact returns an empty sum whose terms are rounded to multiples of
 // 2^exp.
-func NewExact(exp int) Exact { return Exact{exp: exp} }
+func NewExact(exp int) Exact { return Exact{rel: exp - lossExp} }
+
+// exp returns the unit's exponent.
+func (s *Exact) exp() int { return lossExp + s.rel }
 
 // NewLossSum returns an empty sum for losses (and other quantities of
 // order one): unit 2⁻⁴⁰, terms up to 2⁵⁵ in magnitude.
@@ -92,7 +95,7 @@ func (s *Exact) Add(x float64) {
 		s.bad++
 		return
 	}
-	s.w.add(quantizeWide(x, s.exp))
+	s.w.add(quantizeWide(x, s.exp()))
 }
 
 // quantizeWide returns x·2^-exp rounded to the nearest integer (ties to
@@ -112,8 +115,8 @@ func quantizeWide(x float64, exp int) wide {
 
 // Merge adds the sum o, of the same unit.
 func (s *Exact) Merge(o Exact) error {
-	if o.exp != s.exp {
-		return fmt.Errorf("aggregators: cannot merge a sum in units of 2^%d into one in units of 2^%d", o.exp, s.exp)
+	if o.rel != s.rel {
+		return fmt.Errorf("aggregators: cannot merge a sum in units of 2^%d into one in units of 2^%d", o.exp(), s.exp())
 	}
 	s.w.add(o.w)
 	s.bad += o.bad
@@ -126,7 +129,7 @@ func (s Exact) Float64() float64 {
 	if s.bad > 0 {
 		return math.NaN()
 	}
-	s1, s2 := scales(s.exp)
+	s1, s2 := scales(s.exp())
 	return s.w.float64() * s1 * s2
 }
 

@@ -228,4 +228,8 @@ func TestExactSum(t *testing.T) {
 	if err := e.Merge(NewLossSum()); err == nil {
 		t.Error("merged sums of different units")
 	}
+	var zero Exact
+	if err := zero.Merge(want); err != nil || zero.Float64() != want.Float64() {
+		t.Errorf("the zero value is not an empty loss sum: %v", err)
+	}
 }
