@@ -75,8 +75,9 @@ type Exact struct {
 	bad int64 // non-finite terms
 }
 
-// lossExp is the unit of sums of losses: 2⁻⁴⁰.
-const lossExp = -40
+// lossExp is the unit of sums of losses: 2⁻⁶⁰, so that a float64 term of
+// magnitude at least 2⁻⁸ is held exactly.
+const lossExp = -60
 
 // NewExact returns an empty sum whose terms are rounded to multiples of
 // 2^exp.
@@ -86,7 +87,8 @@ func NewExact(exp int) Exact { return Exact{rel: exp - lossExp} }
 func (s *Exact) exp() int { return lossExp + s.rel }
 
 // NewLossSum returns an empty sum for losses (and other quantities of
-// order one): unit 2⁻⁴⁰, terms up to 2⁵⁵ in magnitude.
+// order one): unit 2⁻⁶⁰, terms saturating at 2³⁵ in magnitude; the sum of
+// float64 terms between 2⁻⁸ and 2³⁵ is exact, rounded once by Float64.
 func NewLossSum() Exact { return NewExact(lossExp) }
 
 // Add adds x rounded to the sum's unit.
