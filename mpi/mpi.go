@@ -140,3 +140,12 @@ func (w *World) Finalize() error { return check(C.dpfl_finalize(), "finalize") }
 
 // Abort ends every rank of the job with the exit code.
 func (w *World) Abort(code int) { C.dpfl_abort(C.int(code)) }
+
+// End ends MPI on this rank: Finalize, or, with abort, Abort(code) (a rank
+// that fails while the others may wait in a collective).
+func (w *World) End(code int, abort bool) error {
+	if abort {
+		w.Abort(code)
+	}
+	return w.Finalize()
+}

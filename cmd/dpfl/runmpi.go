@@ -15,8 +15,8 @@ import (
 // mpiComm is the MPI world of a dpfl built with -tags mpi (package mpi).
 type mpiComm interface {
 	sim.Comm
-	Finalize() error
-	Abort(code int)
+	// End finalizes MPI, or aborts the job with the exit code (abort).
+	End(code int, abort bool) error
 }
 
 // runMPI is dpfl run -mpi: this process is one rank of the run. Rank 0
@@ -34,10 +34,7 @@ func runMPI(ctx context.Context, cfg *experiments.Config, opts experiments.Optio
 	}
 	opts.Comm = comm
 	code, inSync := runRank(ctx, comm, cfg, opts, bar, stdout, stderr)
-	if code != exitOK && !inSync {
-		comm.Abort(code)
-	}
-	if err := comm.Finalize(); err != nil {
+	if err := comm.End(code, code != exitOK && !inSync); err != nil {
 		fmt.Fprintf(stderr, "dpfl run: rank %d: %v\n", comm.Rank(), err)
 		return exitFailure
 	}
