@@ -48,24 +48,26 @@ func useRanks(spec *sim.Spec, c sim.Comm) error {
 }
 
 // Follow is a rank above 0 of a run spread over opts.Comm's ranks: it
-// waits for rank 0's start (Run), then trains its slice of every cohort
-// in the same rounds, from the same checkpointed state, holding the same
-// parameters; it writes nothing. It returns nil when rank 0 had nothing to
+// plans the run, waits for rank 0's start (Run), then trains its slice of
+// every cohort in the same rounds, from the same checkpointed state,
+// holding the same parameters; it writes nothing. It returns nil when rank 0 had nothing to
 // train or the run diverged (rank 0 records it).
 func Follow(ctx context.Context, cfg *Config, opts Options) error {
 	if opts.Comm == nil || opts.Comm.Rank() == 0 {
 		return errors.New("experiments: Follow is for the ranks above 0 of a run spread over ranks (Options.Comm)")
 	}
-	train, resume, err := sim.ShareStart(opts.Comm, false, nil)
-	if err != nil || !train {
-		return err
-	}
 	opts.Data = opts.data()
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
+	// Plan while rank 0 plans and opens the run folder (a plan is the
+	// same on every rank: it derives from the config and the seed).
 	p, err := NewPlan(ctx, cfg, opts)
 	if err != nil {
+		return err
+	}
+	train, resume, err := sim.ShareStart(opts.Comm, false, nil)
+	if err != nil || !train {
 		return err
 	}
 	spec, err := p.simSpec(opts)
