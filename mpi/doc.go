@@ -9,6 +9,6 @@
 // Errors are returned (MPI_ERRORS_RETURN), not fatal in the library.
 //
 // A rank that dies (killed, or ended by Abort) ends the job: mpirun then
-// stops the other ranks; under Slurm, srun does so with
-// --kill-on-bad-exit=1.
+// stops the other ranks (srun as the launcher, untested, would need
+// --kill-on-bad-exit=1).
 package mpi

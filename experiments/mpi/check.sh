@@ -1,7 +1,7 @@
 #!/bin/bash
 # dpfl: one run spread over MPI ranks, checked against the single-process run.
 #
-#   bash experiments/mpi/check.sh [WORK_DIR]      # from anywhere; about a minute on 2 idle cores
+#   bash experiments/mpi/check.sh [WORK_DIR]      # from anywhere; a couple of minutes
 #
 # Installs Open MPI from Debian's packages if missing (openmpi-bin, libopenmpi-dev: needs root),
 # builds dpfl twice (the default pure-Go build, and -tags mpi), and then:
