@@ -2,11 +2,19 @@
 // privatized update the server applies.
 //
 // A round's contributions are summed in a ClippedSum: each delta is clipped
-// to L2 norm C and added (ClippedSum.Add), in the order given (the cohort's
-// ID order, so the float sum does not depend on worker timing), with the
-// statistics the report and adaptive clipping need (clients, clipped,
-// dropped, mean norm). Partial sums of parts of a cohort can be merged
-// (ClippedSum.Merge). Whoever trains the clients (package sim's executors)
+// to L2 norm C and added (ClippedSum.Add), with the statistics the report
+// and adaptive clipping need (clients, clipped, dropped, mean norm).
+// Partial sums of parts of a cohort can be merged (ClippedSum.Merge). The
+// sum is exact fixed point: each clipped coordinate x is rounded to the
+// integer round(x·2^e), e = 62 − ⌈log₂ C⌉ (|x·2^e| < 2⁶³, error at most
+// C·2⁻⁶² per coordinate and client, far below any noise the mechanisms
+// add), and the integers are added in 128 bits, which no cohort below 2⁶⁴
+// clients can overflow. Integer addition is associative, so the sum, and
+// the float64 vector converted from it once, are the same bits for any
+// order of the clients and any split into merged partial sums (worker
+// goroutines, executors, MPI ranks adding the sums' words). The
+// statistics are integers; the norms' sum, like the executors' loss sums,
+// is an Exact sum (terms rounded to a fixed unit, added in 128 bits). Whoever trains the clients (package sim's executors)
 // fills the sum; an Aggregator, the mechanism, only privatizes a finished
 // sum: ClipNorm(t) says at which norm round t's deltas are clipped (known
 // before training; adaptive clipping's depends on earlier rounds) and

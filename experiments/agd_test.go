@@ -115,7 +115,7 @@ func TestAGDAccounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One worker gives the same run, byte for byte (the candidates' loss
-	// sums are each summed in cohort order by one worker).
+	// sums are exact).
 	_, dir1 := runConfig(t, agdRun, 1)
 	for _, f := range []string{"metrics.csv", "ledger.csv", results.ModelFile} {
 		a, _ := os.ReadFile(filepath.Join(dir, f))

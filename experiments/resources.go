@@ -76,7 +76,7 @@ const (
 	bytesPerRound       = 200 // schedule bookkeeping, participation.json, accounting
 	bytesPerCohortSlot  = 8   // one client ID in the schedule
 	bytesPerClient      = 150 // shard list, planner and statistics counters, availability
-	bytesPerParamShared = 32  // global model, update, server momentum, checkpoint, noise
+	bytesPerParamShared = 48  // global model, update, server momentum, checkpoint, noise, the exact sum (128-bit integers and their float64 vector)
 	bytesPerParamWorker = 16  // a worker's training and evaluation models and gradient
 	mnistBytes          = 3e8 // the MNIST images and labels, loaded once
 )

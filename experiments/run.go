@@ -52,6 +52,12 @@ type Options struct {
 	// RecordFailure writes a failed run's error into ErrorFile in its run
 	// folder (grids list such points as failed).
 	RecordFailure bool
+	// Comm, if not nil, spreads the run over processes (ranks; see
+	// sim.Ranks): Run is called on rank 0, which writes the run folder,
+	// and Follow on every other rank. Results do not depend on it.
+	Comm sim.Comm
+
+	started *bool // rank 0: the start was shared with the other ranks
 }
 
 // Outcome is a finished run.
@@ -436,6 +442,7 @@ func (a *Accounting) calibrateAGD(cfg *Config) error {
 // with AlreadyComplete set and writes nothing.
 func Run(ctx context.Context, cfg *Config, opts Options) (*Outcome, error) {
 	opts.Data = opts.data()
+	defer opts.leading()()
 	rd, err := identifyContext(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
@@ -456,6 +463,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Outcome, error) {
 // Run trains the plan and writes its results (see the function Run).
 func (p *Plan) Run(ctx context.Context, opts Options) (*Outcome, error) {
 	opts.Data = opts.data()
+	defer opts.leading()()
 	rd, err := identifyContext(ctx, p.Config, opts)
 	if err != nil {
 		return nil, err
@@ -505,6 +513,9 @@ func (p *Plan) train(ctx context.Context, opts Options, rd *runDir) (*Outcome, e
 	}
 	rec, err := p.newRecorder(rd, opts, &spec, aud)
 	if err != nil {
+		return nil, err
+	}
+	if err := opts.distribute(&spec); err != nil {
 		return nil, err
 	}
 	sum, runErr := sim.Run(ctx, spec, nil)

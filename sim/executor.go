@@ -27,10 +27,11 @@ type Executor interface {
 	// losses; on an error the sum is incomplete.
 	Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) (Trained, error)
 	// Losses returns, for each step α_j of c, Σ_i min(L_i(θ − α_j u),
-	// clip) over the clients in order, L_i the mean loss of client i's
-	// training examples clamped to [0, clip] (a non-finite loss counts
-	// clip): DP-AGD's candidate losses.
-	Losses(ctx context.Context, c Candidates, clients []int, clip float64) ([]float64, error)
+	// clip) over the clients, L_i the mean loss of client i's training
+	// examples clamped to [0, clip] (a non-finite loss counts clip):
+	// DP-AGD's candidate losses, as exact sums (aggregators.NewLossSum) so
+	// that partial sums merge in any order.
+	Losses(ctx context.Context, c Candidates, clients []int, clip float64) ([]aggregators.Exact, error)
 }
 
 // Job is one round's training: the clients, in cohort order, trained from
@@ -43,17 +44,18 @@ type Job struct {
 
 // Trained is what training a cohort reports besides its clipped sum.
 type Trained struct {
-	// LossSum is the sum of the mean local training losses of the clients
-	// trained on data, added in cohort order (NaN when one diverged).
-	LossSum float64
+	// LossSum is the exact sum (aggregators.NewLossSum) of the mean local
+	// training losses of the clients trained on data (NaN when one
+	// diverged).
+	LossSum aggregators.Exact
 	// Clients counts the clients trained on data (canaries excluded).
 	Clients int
 }
 
 // Merge adds the losses of another part of the cohort.
-func (t *Trained) Merge(o Trained) {
-	t.LossSum += o.LossSum
+func (t *Trained) Merge(o Trained) error {
 	t.Clients += o.Clients
+	return t.LossSum.Merge(o.LossSum)
 }
 
 // Candidates are models θ − α_j u along a direction u (DP-AGD's step
@@ -139,7 +141,7 @@ func (p *Pool) Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) 
 	if err := p.src.Fetch(ctx, cohort, next); err != nil {
 		return Trained{}, err
 	}
-	out := Trained{Clients: len(cohort)}
+	out := Trained{Clients: len(cohort), LossSum: aggregators.NewLossSum()}
 	var trainErr error
 	var canary []bool
 	if p.canary != nil {
@@ -164,7 +166,7 @@ func (p *Pool) Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) 
 			return math.NaN(), nil
 		}
 		return res.Loss, err
-	}, func(err error) { trainErr = err }, func(loss float64) { out.LossSum += loss })
+	}, func(err error) { trainErr = err }, func(loss float64) { out.LossSum.Add(loss) })
 	if t := p.trainable; t != nil {
 		full := deltas
 		deltas = func(yield func([]float32) bool) {
@@ -217,7 +219,7 @@ func (p *Pool) buildLossModels() error {
 // Losses implements Executor. Candidates are shared out among the workers;
 // each sums its candidate's losses in cohort order, so the sums do not
 // depend on the worker count.
-func (p *Pool) Losses(ctx context.Context, c Candidates, cohort []int, clip float64) ([]float64, error) {
+func (p *Pool) Losses(ctx context.Context, c Candidates, cohort []int, clip float64) ([]aggregators.Exact, error) {
 	if err := p.buildLossModels(); err != nil {
 		return nil, err
 	}
@@ -230,7 +232,7 @@ func (p *Pool) Losses(ctx context.Context, c Candidates, cohort []int, clip floa
 	if err := p.src.Fetch(ctx, cohort, nil); err != nil {
 		return nil, err
 	}
-	out := make([]float64, len(c.Steps))
+	out := make([]aggregators.Exact, len(c.Steps))
 	errs := make([]error, len(p.lossModels))
 	var next int
 	var mu sync.Mutex
@@ -263,23 +265,23 @@ func (p *Pool) Losses(ctx context.Context, c Candidates, cohort []int, clip floa
 }
 
 // candidateLoss is the cohort's clipped loss sum at candidate j, on model m.
-func (p *Pool) candidateLoss(m models.Model, b *datasets.Batch, c Candidates, j int, cohort []int, clip float64) (float64, error) {
+func (p *Pool) candidateLoss(m models.Model, b *datasets.Batch, c Candidates, j int, cohort []int, clip float64) (aggregators.Exact, error) {
 	params := m.Params()
 	step := float32(c.Steps[j])
 	for i, x := range c.Theta {
 		params[i] = x - step*c.Dir[i]
 	}
-	var sum float64
+	sum := aggregators.NewLossSum()
 	for _, id := range cohort {
 		d, idx := p.src.Examples(id)
 		l, err := clientLoss(m, b, d, idx)
 		if err != nil {
-			return 0, err
+			return sum, err
 		}
 		if math.IsNaN(l) || l > clip {
 			l = clip
 		}
-		sum += max(l, 0)
+		sum.Add(max(l, 0))
 	}
 	return sum, nil
 }

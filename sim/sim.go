@@ -5,12 +5,16 @@
 //
 // The seams:
 //   - Executor trains a round's clients from the global model and adds
-//     their updates, clipped, to an aggregators.ClippedSum in cohort order
-//     (with the cohort's train-loss sum), and scores the cohort's clipped
-//     losses at candidate models (DP-AGD). Pool, a pool of Workers
-//     goroutines, is the default; an executor whose clients train in other
-//     processes hands back their partial sums, which ClippedSum.Merge adds
-//     (TestSplitExecutor splits every cohort in two so).
+//     their updates, clipped, to an aggregators.ClippedSum (with the
+//     cohort's train-loss sum), and scores the cohort's clipped losses at
+//     candidate models (DP-AGD). Pool, a pool of Workers goroutines, is
+//     the default; an executor whose clients train in other processes
+//     hands back their partial sums, which ClippedSum.Merge adds
+//     (TestSplitExecutor splits every cohort in two so). Ranks is the
+//     executor of one process (rank) of a run spread over several through
+//     a Comm (an MPI communicator, package mpi): each rank trains a fixed
+//     slice of every cohort and the ranks' partial sums are added as
+//     integers.
 //   - Algorithm is the server side of a round: FedAvg (an
 //     aggregators.Aggregator privatizes the sum at its clip norm, then the
 //     server optimizer applies it) by default, or AGD (DP-AGD: the noisy
@@ -23,8 +27,11 @@
 //
 // Determinism: every random choice comes from streams of Spec.Root named by
 // label and index (("init"), ("client", round, id), ("noise", t) inside the
-// aggregator), each client's delta lands in its own slot, and sums run in a
-// fixed order, so results are identical for any worker count.
+// aggregator), each client's delta lands in its own slot, and every sum
+// over clients is exact and order-free (ClippedSum's fixed-point vector
+// and statistics, aggregators.Exact for the loss sums), so results are
+// identical bit for bit for any worker count, any split of the cohort
+// among executors and any number of ranks.
 //
 // Package sim imports clients, aggregators, participation, models, datasets
 // and sim/rng; it does not import privacy or experiments: privacy accounting
@@ -323,7 +330,7 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 	}
 	rd.Report, rd.Update, rd.AGD = step.Report, step.Update, step.AGD
 	if step.Train.Clients > 0 {
-		rd.TrainLoss = step.Train.LossSum / float64(step.Train.Clients)
+		rd.TrainLoss = step.Train.LossSum.Float64() / float64(step.Train.Clients)
 	}
 	last := t+1 == len(s.Schedule.Rounds) || !r.alg.More()
 	if (t+1)%s.EvalEvery == 0 || last {

@@ -35,6 +35,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	events := fs.String("events", "", "append the run's progress to `FILE` as JSON lines (a round per line, then the end)")
 	maxMem := fs.Float64("max-memory", experiments.DefaultMemoryGB, "refuse a config whose estimated memory is above `GB` (10^9 bytes)")
+	useMPI := fs.Bool("mpi", false, "spread the run over the ranks of an MPI job (launched by mpirun or srun; needs a dpfl built with -tags mpi): each rank trains a slice of every cohort with -workers goroutines, rank 0 writes the run folder; results do not depend on the ranks")
 	files, code, ok := parseInterleaved(fs, args, runUsage, stderr)
 	if !ok {
 		return code
@@ -47,6 +48,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *workers < 1 {
 		fmt.Fprintf(stderr, "dpfl run: -workers %d must be at least 1\n", *workers)
+		return exitUsage
+	}
+	if n := mpiLaunched(); n > 1 && !*useMPI {
+		fmt.Fprintf(stderr, "dpfl run: started as one of %d MPI ranks without -mpi (each would train the whole run into the same folder): add -mpi\n", n)
 		return exitUsage
 	}
 	if !(*maxMem > 0) || math.IsInf(*maxMem, 0) {
@@ -84,6 +89,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dpfl run: %v\n", err)
 		return exitUsage
 	}
+	if *useMPI {
+		return runMPI(ctx, cfg, opts, &bar, stdout, stderr)
+	}
 	res, err := experiments.Run(ctx, cfg, opts)
 	bar.finish()
 	if err := ev.end(cfg.Name, res, err); err != nil {
@@ -92,6 +100,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failed(ctx, stderr, "run", err)
 	}
+	return printRun(res, stdout, stderr)
+}
+
+// printRun prints a finished run's lines (result, privacy, audit, folder).
+func printRun(res *experiments.Outcome, stdout, stderr io.Writer) int {
 	s := res.Summary
 	if res.AlreadyComplete {
 		fmt.Fprintf(stdout, "run %s was already %s in %s: nothing trained, nothing written (delete the folder to run it again)\n", s.Name, s.Status, res.Dir)

@@ -10,7 +10,11 @@
 #   2. waits for the jobs, and checks that each point was trained exactly once over the three
 #      attempts and that the resubmitted task overlapped the first;
 #   3. runs the same grid unsharded, without Slurm, into another folder;
-#   4. compares the two index.csv files: equal except the wall-time column (wall_seconds).
+#   4. compares the two index.csv files: equal except the wall-time column (wall_seconds);
+#   5. builds dpfl with MPI (installing Open MPI from Debian's packages if missing), runs the
+#      quickstart as one 2-task job (experiments/slurm/run-mpi.sbatch: mpirun inside the
+#      allocation) and compares its run folder with a single-process run's, byte for byte
+#      (summary.json's wall_seconds and workers aside).
 # Prints PASS or FAIL (exit 1). The daemons it started are stopped at the end. Not part of CI
 # (it installs packages); its output is quoted in experiments/README.md.
 set -euo pipefail
@@ -173,6 +177,33 @@ if diff <(drop_wall "$work/sharded/index.csv") <(drop_wall "$work/unsharded/inde
 else
 	echo "index.csv differs:"
 	cat "$work/index.diff"
+	fail=1
+fi
+say "one run over MPI: the quickstart as a 2-task job"
+if ! command -v mpirun >/dev/null || ! pkg-config --exists ompi-c 2>/dev/null; then
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin libopenmpi-dev >/dev/null
+fi
+(cd "$repo" && go build -tags mpi -o "$work/dpfl-mpi" ./cmd/dpfl)
+# The jobs run as root here (SlurmUser=root): Open MPI refuses root unless told.
+mjob=$(DPFL="$work/dpfl-mpi" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+	sbatch --parsable --ntasks=2 --cpus-per-task=1 --mem=0 -o "$work/log/mpi-%j.out" \
+	"$repo/experiments/slurm/run-mpi.sbatch" "$repo/experiments/quickstart.yaml" "$work/mpi")
+echo "MPI job $mjob"
+while [ -n "$(squeue -h -j "$mjob" -o %i 2>/dev/null)" ]; do sleep 1; done
+cat "$work/log/mpi-$mjob.out"
+"$work/dpfl" run -quiet -workers 2 -out "$work/single" "$repo/experiments/quickstart.yaml" >/dev/null
+strip() { grep -v -e '"wall_seconds":' -e '"workers":' "$1"; }
+a=$(ls -d "$work"/mpi/*/ 2>/dev/null | head -1) b=$(ls -d "$work"/single/*/)
+same=1
+[ -n "$a" ] && [ "$(cd "$a" && ls)" = "$(cd "$b" && ls)" ] || same=0
+for f in $( [ -n "$a" ] && cd "$a" && ls); do
+	if [ "$f" = summary.json ]; then diff <(strip "$a/$f") <(strip "$b/$f") >/dev/null || same=0
+	else cmp -s "$a/$f" "$b/$f" || same=0; fi
+done
+if [ "$same" = 1 ]; then
+	echo "run folder: 2-task MPI job on Slurm == one process (every file; summary.json's timing aside)"
+else
+	echo "the 2-task MPI job's run folder differs from one process's (or is missing)"
 	fail=1
 fi
 if [ "$fail" = 0 ]; then echo PASS; else echo FAIL; exit 1; fi

@@ -1,0 +1,198 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"sync"
+	"testing"
+)
+
+// group is an in-process Comm: its members are goroutines.
+type group struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	n       int
+	arrived int
+	gen     int
+	words   [][]uint64
+	bytes   [][]byte
+	drop    bool // negative control: sums leave out the ranks above 0
+}
+
+func newGroup(n int, drop bool) *group {
+	g := &group{n: n, words: make([][]uint64, n), bytes: make([][]byte, n), drop: drop}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// wait is a barrier of the n members (g.mu held).
+func (g *group) wait() {
+	gen := g.gen
+	g.arrived++
+	if g.arrived == g.n {
+		g.arrived, g.gen = 0, g.gen+1
+		g.cond.Broadcast()
+		return
+	}
+	for gen == g.gen {
+		g.cond.Wait()
+	}
+}
+
+type member struct {
+	g    *group
+	rank int
+}
+
+func (m member) Rank() int { return m.rank }
+func (m member) Size() int { return m.g.n }
+
+func (m member) SumWords(buf []uint64) error {
+	g := m.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.words[m.rank] = buf
+	g.wait()
+	out := make([]uint64, len(buf))
+	for r, w := range g.words {
+		if len(w) != len(buf) {
+			return fmt.Errorf("rank %d summed %d words, rank %d %d", r, len(w), m.rank, len(buf))
+		}
+		if g.drop && r > 0 {
+			continue
+		}
+		for i := 0; i < len(w); i += 2 {
+			var c uint64
+			out[i], c = bits.Add64(out[i], w[i], 0)
+			out[i+1] += w[i+1] + c
+		}
+	}
+	g.wait()
+	copy(buf, out)
+	return nil
+}
+
+func (m member) Broadcast(buf []byte) error {
+	g := m.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.bytes[m.rank] = buf
+	g.wait()
+	src := g.bytes[0]
+	g.wait()
+	copy(buf, src)
+	return nil
+}
+
+// runRanks runs spec (made once per rank) on n in-process ranks and
+// returns each rank's summary and rounds.
+func runRanks(n int, drop bool, spec func() Spec) ([]Summary, [][]Round, error) {
+	g := newGroup(n, drop)
+	sums, rounds, errs := make([]Summary, n), make([][]Round, n), make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := spec()
+			pool, err := NewPool(s)
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			s.Executor = &Ranks{Local: pool, Comm: member{g, r}}
+			sums[r], errs[r] = Run(context.Background(), s, func(rd Round) { rd.Update = nil; rounds[r] = append(rounds[r], rd) })
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			return nil, nil, fmt.Errorf("rank %d: %w", r, err)
+		}
+	}
+	return sums, rounds, nil
+}
+
+// TestRanks: a run spread over 1, 2 and 3 ranks (each training its slice
+// of every cohort, the exact sums added over the ranks) is the run of one
+// pool bit for bit on every rank, for DP-FedAvg and DP-AGD (whose
+// candidate losses are summed over the ranks too); ranks whose sums leave
+// out the other ranks' parts (negative control) are not.
+func TestRanks(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		spec func() Spec
+	}{
+		{"dp-fedavg", func() Spec { return spec(1) }},
+		{"dp-agd", func() Spec { return agdSpec(t, 1) }},
+	} {
+		wantSum, want := runRounds(t, c.spec())
+		for _, n := range []int{1, 2, 3} {
+			sums, rounds, err := runRanks(n, false, c.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r := range n {
+				if !sameRounds(t, rounds[r], want, sums[r], wantSum) {
+					t.Fatalf("%s: rank %d of %d differs from one pool", c.name, r, n)
+				}
+			}
+		}
+		sums, rounds, err := runRanks(2, true, c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sameRounds(t, rounds[0], want, sums[0], wantSum) {
+			t.Fatalf("%s: ranks that sum only rank 0's part matched one pool", c.name)
+		}
+	}
+}
+
+// TestShareStartAndMismatched: rank 0's start (train or not, the state to
+// resume) reaches every rank; a rank with another hash is named on every
+// rank.
+func TestShareStartAndMismatched(t *testing.T) {
+	const n = 3
+	g := newGroup(n, false)
+	type got struct {
+		train bool
+		st    *State
+		bad   []int
+		err   error
+	}
+	res := make([]got, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := member{g, r}
+			var st *State
+			if r == 0 {
+				st = &State{Round: 4, Params: []float32{1, -2.5}, Momentum: []float64{0.25}, FinalAcc: 0.5}
+			}
+			res[r].train, res[r].st, res[r].err = ShareStart(c, r == 0, st)
+			if res[r].err != nil {
+				return
+			}
+			var h [32]byte
+			if r == 2 {
+				h[0] = 1
+			}
+			res[r].bad, res[r].err = Mismatched(c, h)
+		}()
+	}
+	wg.Wait()
+	for r, x := range res {
+		if x.err != nil {
+			t.Fatalf("rank %d: %v", r, x.err)
+		}
+		if !x.train || x.st == nil || x.st.Round != 4 || len(x.st.Params) != 2 || x.st.Params[1] != -2.5 || x.st.Momentum[0] != 0.25 || x.st.FinalAcc != 0.5 {
+			t.Fatalf("rank %d: start %v %+v", r, x.train, x.st)
+		}
+		if len(x.bad) != 1 || x.bad[0] != 2 {
+			t.Fatalf("rank %d: mismatched ranks %v, want [2]", r, x.bad)
+		}
+	}
+}
