@@ -13,8 +13,8 @@
 // the float64 vector converted from it once, are the same bits for any
 // order of the clients and any split into merged partial sums (worker
 // goroutines, executors, MPI ranks adding the sums' words). The
-// statistics are integers; the norms' sum, like the executors' loss sums,
-// is an Exact sum (terms rounded to a fixed unit, added in 128 bits). Whoever trains the clients (package sim's executors)
+// statistics are integers; the norms' sum is an Exact sum (terms rounded
+// to a fixed unit, added in 128 bits). Whoever trains the clients (package sim's executors)
 // fills the sum; an Aggregator, the mechanism, only privatizes a finished
 // sum: ClipNorm(t) says at which norm round t's deltas are clipped (known
 // before training; adaptive clipping's depends on earlier rounds) and

@@ -68,14 +68,14 @@ func scales(e int) (float64, float64) {
 // are summed exactly in 128 bits, so any split into parts and any order of
 // Add and Merge give the same bits (no overflow below 2³² terms).
 // Non-finite terms are counted apart (Float64 is then NaN). The zero value
-// is an empty loss sum (NewLossSum); NewExact chooses the unit.
+// is an empty sum in units of 2⁻⁶⁰; NewExact chooses the unit.
 type Exact struct {
 	rel int // the unit is 2^(lossExp+rel)
 	w   wide
 	bad int64 // non-finite terms
 }
 
-// lossExp is the unit of sums of losses: 2⁻⁶⁰, so that a float64 term of
+// lossExp is the zero value's unit: 2⁻⁶⁰, so that a float64 term of
 // magnitude at least 2⁻⁸ is held exactly.
 const lossExp = -60
 
@@ -85,11 +85,6 @@ func NewExact(exp int) Exact { return Exact{rel: exp - lossExp} }
 
 // exp returns the unit's exponent.
 func (s *Exact) exp() int { return lossExp + s.rel }
-
-// NewLossSum returns an empty sum for losses (and other quantities of
-// order one): unit 2⁻⁶⁰, terms saturating at 2³⁵ in magnitude; the sum of
-// float64 terms between 2⁻⁸ and 2³⁵ is exact, rounded once by Float64.
-func NewLossSum() Exact { return NewExact(lossExp) }
 
 // Add adds x rounded to the sum's unit.
 func (s *Exact) Add(x float64) {

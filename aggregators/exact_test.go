@@ -189,12 +189,12 @@ func TestExactSum(t *testing.T) {
 	for i := range xs {
 		xs[i] = math.Exp(4*r.NormFloat64()) * float64(1-2*r.IntN(2))
 	}
-	want := NewLossSum()
+	want := NewExact(lossExp)
 	for _, x := range xs {
 		want.Add(x)
 	}
 	for trial := 0; trial < 20; trial++ {
-		a, b := NewLossSum(), NewLossSum()
+		a, b := NewExact(lossExp), NewExact(lossExp)
 		for _, i := range r.Perm(len(xs)) {
 			if r.IntN(2) == 0 {
 				a.Add(xs[i])
@@ -215,7 +215,7 @@ func TestExactSum(t *testing.T) {
 	if e.Float64() != 0.75 {
 		t.Errorf("units of 1/4: %v, want 0.75", e.Float64())
 	}
-	big := NewLossSum()
+	big := NewExact(lossExp)
 	big.Add(1e300)
 	big.Add(1e300)
 	if got := big.Float64(); got != 2*0x1p35 {
@@ -225,7 +225,7 @@ func TestExactSum(t *testing.T) {
 	if !math.IsNaN(e.Float64()) {
 		t.Error("a NaN term did not make the sum NaN")
 	}
-	if err := e.Merge(NewLossSum()); err == nil {
+	if err := e.Merge(NewExact(lossExp)); err == nil {
 		t.Error("merged sums of different units")
 	}
 	var zero Exact

@@ -78,13 +78,13 @@ func (g *AGD) step(ctx context.Context, ex Executor, t int, cohort []int, theta 
 	for {
 		a.Direction(g.dir)
 		alphas := a.Candidates()
-		sums, err := ex.Losses(ctx, Candidates{Theta: theta, Dir: g.dir, Steps: alphas}, cohort, a.LossClip)
+		each, err := ex.Losses(ctx, Candidates{Theta: theta, Dir: g.dir, Steps: alphas}, cohort, a.LossClip)
 		if err != nil {
 			return err
 		}
-		losses := make([]float64, len(sums))
-		for i, s := range sums {
-			losses[i] = s.Float64()
+		losses := make([]float64, len(each))
+		for i, l := range each {
+			losses[i] = SumInOrder(l)
 		}
 		j, err := a.Choose(t, losses)
 		if err != nil {

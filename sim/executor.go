@@ -26,12 +26,13 @@ type Executor interface {
 	// ClippedSum.Merge of partial sums). It returns the cohort's training
 	// losses; on an error the sum is incomplete.
 	Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) (Trained, error)
-	// Losses returns, for each step α_j of c, Σ_i min(L_i(θ − α_j u),
-	// clip) over the clients, L_i the mean loss of client i's training
-	// examples clamped to [0, clip] (a non-finite loss counts clip):
-	// DP-AGD's candidate losses, as exact sums (aggregators.NewLossSum) so
-	// that partial sums merge in any order.
-	Losses(ctx context.Context, c Candidates, clients []int, clip float64) ([]aggregators.Exact, error)
+	// Losses returns, for each step α_j of c, the clients' losses
+	// min(L_i(θ − α_j u), clip) in client order, L_i the mean loss of
+	// client i's training examples clamped to [0, clip] (a non-finite loss
+	// counts clip): DP-AGD's candidate losses, summed by the caller in
+	// client order (SumInOrder), so that any split of the clients gives
+	// the same sums.
+	Losses(ctx context.Context, c Candidates, clients []int, clip float64) ([][]float64, error)
 }
 
 // Job is one round's training: the clients, in cohort order, trained from
@@ -44,18 +45,29 @@ type Job struct {
 
 // Trained is what training a cohort reports besides its clipped sum.
 type Trained struct {
-	// LossSum is the exact sum (aggregators.NewLossSum) of the mean local
-	// training losses of the clients trained on data (NaN when one
-	// diverged).
-	LossSum aggregators.Exact
-	// Clients counts the clients trained on data (canaries excluded).
-	Clients int
+	// Losses are the mean local training losses of the clients trained on
+	// data (canaries excluded), in cohort order (NaN for one that
+	// diverged). They are few (one per client), so they travel whole and
+	// are summed in cohort order (SumInOrder): the round's training loss
+	// does not depend on how the cohort was split.
+	Losses []float64
 }
 
-// Merge adds the losses of another part of the cohort.
-func (t *Trained) Merge(o Trained) error {
-	t.Clients += o.Clients
-	return t.LossSum.Merge(o.LossSum)
+// Merge appends the losses of the next part of the cohort (o's clients
+// follow t's in cohort order).
+func (t *Trained) Merge(o Trained) {
+	t.Losses = append(t.Losses, o.Losses...)
+}
+
+// SumInOrder is the float64 sum of xs from the first to the last: one
+// fixed order, so the same values give the same bits however they were
+// computed.
+func SumInOrder(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s
 }
 
 // Candidates are models θ − α_j u along a direction u (DP-AGD's step
@@ -141,7 +153,7 @@ func (p *Pool) Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) 
 	if err := p.src.Fetch(ctx, cohort, next); err != nil {
 		return Trained{}, err
 	}
-	out := Trained{Clients: len(cohort), LossSum: aggregators.NewLossSum()}
+	losses := make([]float64, 0, len(cohort))
 	var trainErr error
 	var canary []bool
 	if p.canary != nil {
@@ -166,7 +178,7 @@ func (p *Pool) Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) 
 			return math.NaN(), nil
 		}
 		return res.Loss, err
-	}, func(err error) { trainErr = err }, func(loss float64) { out.LossSum.Add(loss) })
+	}, func(err error) { trainErr = err }, func(loss float64) { losses = append(losses, loss) })
 	if t := p.trainable; t != nil {
 		full := deltas
 		deltas = func(yield func([]float32) bool) {
@@ -179,9 +191,10 @@ func (p *Pool) Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) 
 		}
 	}
 	sum.AddAll(deltas)
-	for _, c := range canary {
-		if c {
-			out.Clients--
+	out := Trained{Losses: losses[:0]}
+	for i, l := range losses {
+		if canary == nil || !canary[i] {
+			out.Losses = append(out.Losses, l)
 		}
 	}
 	if trainErr != nil {
@@ -219,7 +232,7 @@ func (p *Pool) buildLossModels() error {
 // Losses implements Executor. Candidates are shared out among the workers;
 // each sums its candidate's losses in cohort order, so the sums do not
 // depend on the worker count.
-func (p *Pool) Losses(ctx context.Context, c Candidates, cohort []int, clip float64) ([]aggregators.Exact, error) {
+func (p *Pool) Losses(ctx context.Context, c Candidates, cohort []int, clip float64) ([][]float64, error) {
 	if err := p.buildLossModels(); err != nil {
 		return nil, err
 	}
@@ -232,7 +245,7 @@ func (p *Pool) Losses(ctx context.Context, c Candidates, cohort []int, clip floa
 	if err := p.src.Fetch(ctx, cohort, nil); err != nil {
 		return nil, err
 	}
-	out := make([]aggregators.Exact, len(c.Steps))
+	out := make([][]float64, len(c.Steps))
 	errs := make([]error, len(p.lossModels))
 	var next int
 	var mu sync.Mutex
@@ -264,26 +277,26 @@ func (p *Pool) Losses(ctx context.Context, c Candidates, cohort []int, clip floa
 	return out, ctx.Err()
 }
 
-// candidateLoss is the cohort's clipped loss sum at candidate j, on model m.
-func (p *Pool) candidateLoss(m models.Model, b *datasets.Batch, c Candidates, j int, cohort []int, clip float64) (aggregators.Exact, error) {
+// candidateLoss is the cohort's clipped losses at candidate j, on model m.
+func (p *Pool) candidateLoss(m models.Model, b *datasets.Batch, c Candidates, j int, cohort []int, clip float64) ([]float64, error) {
 	params := m.Params()
 	step := float32(c.Steps[j])
 	for i, x := range c.Theta {
 		params[i] = x - step*c.Dir[i]
 	}
-	sum := aggregators.NewLossSum()
-	for _, id := range cohort {
+	out := make([]float64, len(cohort))
+	for i, id := range cohort {
 		d, idx := p.src.Examples(id)
 		l, err := clientLoss(m, b, d, idx)
 		if err != nil {
-			return sum, err
+			return nil, err
 		}
 		if math.IsNaN(l) || l > clip {
 			l = clip
 		}
-		sum.Add(max(l, 0))
+		out[i] = max(l, 0)
 	}
-	return sum, nil
+	return out, nil
 }
 
 // clientLoss is the mean loss of model m on the examples idx of d, scored

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/gob"
 	"fmt"
+	"math"
 
 	"dpfl/aggregators"
 )
@@ -29,8 +30,9 @@ type Comm interface {
 // Ranks is the executor of one rank of a run spread over processes: each
 // rank trains a fixed slice of every cohort on its Local executor, the
 // slice of rank r of R being clients [⌊n·r/R⌋, ⌊n·(r+1)/R⌋) of the n in
-// cohort order, and the ranks' exact partial sums (clipped sums, losses,
-// counts) are added by Comm.SumWords. Since the sums are exact integers,
+// cohort order; the ranks' exact partial sums (clipped sums and their
+// statistics) are added by Comm.SumWords, which also carries the clients'
+// losses whole (each in a slot of its own). Since the sums are exact integers,
 // every rank holds the same sum as a single process training the whole
 // cohort, bit for bit, and so privatizes it into the same parameters
 // (every rank draws the same noise from the run's root).
@@ -43,10 +45,13 @@ type Ranks struct {
 
 var _ Executor = (*Ranks)(nil)
 
-// slice returns rank r's part of n clients.
-func (r *Ranks) slice(n int) (lo, hi int) {
-	rank, size := r.Comm.Rank(), r.Comm.Size()
-	return n * rank / size, n * (rank + 1) / size
+// slice returns this rank's part of n clients.
+func (r *Ranks) slice(n int) (lo, hi int) { return r.sliceOf(r.Comm.Rank(), n) }
+
+// sliceOf returns rank k's part of n clients.
+func (r *Ranks) sliceOf(k, n int) (lo, hi int) {
+	size := r.Comm.Size()
+	return n * k / size, n * (k + 1) / size
 }
 
 // Train implements Executor.
@@ -55,44 +60,62 @@ func (r *Ranks) Train(ctx context.Context, job Job, sum *aggregators.ClippedSum)
 		r.part = aggregators.NewClippedSum(sum.Len(), sum.Clip())
 	}
 	r.part.Reset(sum.Clip())
-	lo, hi := r.slice(len(job.Clients))
+	n := len(job.Clients)
+	lo, hi := r.slice(n)
 	tr, err := r.Local.Train(ctx, Job{Round: job.Round, Params: job.Params, Clients: job.Clients[lo:hi]}, r.part)
 	if err != nil {
 		return tr, err
 	}
-	loss := tr.LossSum.Words()
-	words := append(r.part.Words(), loss[:]...)
-	words = append(words, uint64(tr.Clients), 0)
+	words := r.part.Words()
+	m := len(words)
+	// Then the losses: rank r's from slot lo of n (its slice has at most
+	// hi-lo; canaries have none), and the ranks' loss counts. Each slot is
+	// set by one rank only, so the sum carries the float64s' bits whole.
+	words = append(words, make([]uint64, 2*(n+r.Comm.Size()))...)
+	for i, l := range tr.Losses {
+		words[m+2*(lo+i)] = math.Float64bits(l)
+	}
+	words[m+2*(n+r.Comm.Rank())] = uint64(len(tr.Losses))
 	if err := r.Comm.SumWords(words); err != nil {
 		return tr, fmt.Errorf("sim: summing round %d over %d ranks: %w", job.Round+1, r.Comm.Size(), err)
 	}
-	n := len(words) - 6
-	if err := r.part.SetWords(words[:n]); err != nil {
+	if err := r.part.SetWords(words[:m]); err != nil {
 		return tr, err
 	}
-	tr.LossSum.SetWords([4]uint64(words[n : n+4]))
-	tr.Clients = int(words[n+4])
+	tr.Losses = tr.Losses[:0]
+	for k := range r.Comm.Size() {
+		from, _ := r.sliceOf(k, n)
+		for i := range int(words[m+2*(n+k)]) {
+			tr.Losses = append(tr.Losses, math.Float64frombits(words[m+2*(from+i)]))
+		}
+	}
 	return tr, sum.Merge(r.part)
 }
 
 // Losses implements Executor: each rank scores its slice of the clients,
-// and the exact sums are added over the ranks.
-func (r *Ranks) Losses(ctx context.Context, c Candidates, clients []int, clip float64) ([]aggregators.Exact, error) {
-	lo, hi := r.slice(len(clients))
-	out, err := r.Local.Losses(ctx, c, clients[lo:hi], clip)
+// and the ranks exchange their losses whole (each slot set by one rank).
+func (r *Ranks) Losses(ctx context.Context, c Candidates, clients []int, clip float64) ([][]float64, error) {
+	n := len(clients)
+	lo, hi := r.slice(n)
+	mine, err := r.Local.Losses(ctx, c, clients[lo:hi], clip)
 	if err != nil {
 		return nil, err
 	}
-	words := make([]uint64, 0, 4*len(out))
-	for _, s := range out {
-		w := s.Words()
-		words = append(words, w[:]...)
+	words := make([]uint64, 2*n*len(mine))
+	for j, ls := range mine {
+		for i, l := range ls {
+			words[2*(j*n+lo+i)] = math.Float64bits(l)
+		}
 	}
 	if err := r.Comm.SumWords(words); err != nil {
 		return nil, fmt.Errorf("sim: summing candidate losses over %d ranks: %w", r.Comm.Size(), err)
 	}
+	out := make([][]float64, len(mine))
 	for j := range out {
-		out[j].SetWords([4]uint64(words[4*j : 4*j+4]))
+		out[j] = make([]float64, n)
+		for i := range out[j] {
+			out[j][i] = math.Float64frombits(words[2*(j*n+i)])
+		}
 	}
 	return out, nil
 }

@@ -27,11 +27,12 @@
 //
 // Determinism: every random choice comes from streams of Spec.Root named by
 // label and index (("init"), ("client", round, id), ("noise", t) inside the
-// aggregator), each client's delta lands in its own slot, and every sum
-// over clients is exact and order-free (ClippedSum's fixed-point vector
-// and statistics, aggregators.Exact for the loss sums), so results are
-// identical bit for bit for any worker count, any split of the cohort
-// among executors and any number of ranks.
+// aggregator), each client's delta lands in its own slot, every sum of
+// clients' updates is exact and order-free (ClippedSum's fixed-point vector
+// and statistics), and the clients' losses (one number each) travel whole
+// and are summed in cohort order (SumInOrder), so results are identical
+// bit for bit for any worker count, any split of the cohort among
+// executors and any number of ranks.
 //
 // Package sim imports clients, aggregators, participation, models, datasets
 // and sim/rng; it does not import privacy or experiments: privacy accounting
@@ -329,8 +330,8 @@ func (r *runner) round(ctx context.Context, t int) (rd Round, stopErr, err error
 		return rd, nil, fmt.Errorf("%w after round %d", ErrDiverged, t+1)
 	}
 	rd.Report, rd.Update, rd.AGD = step.Report, step.Update, step.AGD
-	if step.Train.Clients > 0 {
-		rd.TrainLoss = step.Train.LossSum.Float64() / float64(step.Train.Clients)
+	if n := len(step.Train.Losses); n > 0 {
+		rd.TrainLoss = SumInOrder(step.Train.Losses) / float64(n)
 	}
 	last := t+1 == len(s.Schedule.Rounds) || !r.alg.More()
 	if (t+1)%s.EvalEvery == 0 || last {
