@@ -14,17 +14,20 @@
 #      give the folder of step 1;
 #   5. starts 2 ranks with different configs, and 2 ranks with different executables: each
 #      must be refused at the start with one line naming the rank.
-# Prints PASS or FAIL (exit 1).
+# Prints PASS or FAIL (exit 1). Exits 77 (not run) when Open MPI is missing and cannot be installed
+# (not root, or apt-get fails).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-/tmp/dpfl-mpi-check}
 say() { echo "== $*"; }
 
 if ! command -v mpirun >/dev/null || ! pkg-config --exists ompi-c 2>/dev/null; then
-	[ "$(id -u)" = 0 ] || { echo "check.sh: Open MPI is missing and installing it needs root (apt-get install openmpi-bin libopenmpi-dev)" >&2; exit 2; }
+	[ "$(id -u)" = 0 ] || { echo "check.sh: Open MPI is missing and installing it needs root (apt-get install openmpi-bin libopenmpi-dev)" >&2; exit 77; }
 	say "installing openmpi-bin and libopenmpi-dev from Debian's packages"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin libopenmpi-dev >/dev/null
+	if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin libopenmpi-dev >/dev/null; }; then
+		echo "check.sh: could not install Open MPI from Debian's packages (apt-get failed: no package mirror?)" >&2
+		exit 77
+	fi
 fi
 say "$(mpirun --version 2>&1 | head -1)"
 rm -rf "$work"
