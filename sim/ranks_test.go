@@ -3,92 +3,15 @@ package sim
 import (
 	"context"
 	"fmt"
-	"math/bits"
 	"sync"
 	"testing"
 )
 
-// group is an in-process Comm: its members are goroutines.
-type group struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	n       int
-	arrived int
-	gen     int
-	words   [][]uint64
-	bytes   [][]byte
-	drop    bool // negative control: sums leave out the ranks above 0
-}
-
-func newGroup(n int, drop bool) *group {
-	g := &group{n: n, words: make([][]uint64, n), bytes: make([][]byte, n), drop: drop}
-	g.cond = sync.NewCond(&g.mu)
-	return g
-}
-
-// wait is a barrier of the n members (g.mu held).
-func (g *group) wait() {
-	gen := g.gen
-	g.arrived++
-	if g.arrived == g.n {
-		g.arrived, g.gen = 0, g.gen+1
-		g.cond.Broadcast()
-		return
-	}
-	for gen == g.gen {
-		g.cond.Wait()
-	}
-}
-
-type member struct {
-	g    *group
-	rank int
-}
-
-func (m member) Rank() int { return m.rank }
-func (m member) Size() int { return m.g.n }
-
-func (m member) SumWords(buf []uint64) error {
-	g := m.g
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.words[m.rank] = buf
-	g.wait()
-	out := make([]uint64, len(buf))
-	for r, w := range g.words {
-		if len(w) != len(buf) {
-			return fmt.Errorf("rank %d summed %d words, rank %d %d", r, len(w), m.rank, len(buf))
-		}
-		if g.drop && r > 0 {
-			continue
-		}
-		for i := 0; i < len(w); i += 2 {
-			var c uint64
-			out[i], c = bits.Add64(out[i], w[i], 0)
-			out[i+1] += w[i+1] + c
-		}
-	}
-	g.wait()
-	copy(buf, out)
-	return nil
-}
-
-func (m member) Broadcast(buf []byte) error {
-	g := m.g
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.bytes[m.rank] = buf
-	g.wait()
-	src := g.bytes[0]
-	g.wait()
-	copy(buf, src)
-	return nil
-}
-
 // runRanks runs spec (made once per rank) on n in-process ranks and
 // returns each rank's summary and rounds.
 func runRanks(n int, drop bool, spec func() Spec) ([]Summary, [][]Round, error) {
-	g := newGroup(n, drop)
+	comms := NewLocalComms(n)
+	comms[0].(member).g.drop = drop
 	sums, rounds, errs := make([]Summary, n), make([][]Round, n), make([]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
@@ -101,7 +24,7 @@ func runRanks(n int, drop bool, spec func() Spec) ([]Summary, [][]Round, error) 
 				errs[r] = err
 				return
 			}
-			s.Executor = &Ranks{Local: pool, Comm: member{g, r}}
+			s.Executor = &Ranks{Local: pool, Comm: comms[r]}
 			sums[r], errs[r] = Run(context.Background(), s, func(rd Round) { rd.Update = nil; rounds[r] = append(rounds[r], rd) })
 		}()
 	}
@@ -154,7 +77,7 @@ func TestRanks(t *testing.T) {
 // rank.
 func TestShareStartAndMismatched(t *testing.T) {
 	const n = 3
-	g := newGroup(n, false)
+	comms := NewLocalComms(n)
 	type got struct {
 		train bool
 		st    *State
@@ -167,7 +90,7 @@ func TestShareStartAndMismatched(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := member{g, r}
+			c := comms[r]
 			var st *State
 			if r == 0 {
 				st = &State{Round: 4, Params: []float32{1, -2.5}, Momentum: []float64{0.25}, FinalAcc: 0.5}
