@@ -167,6 +167,14 @@ type TreeConfig struct {
 	// (under single participation: the levels of the longest segment's
 	// tree).
 	RestartSegments []int `yaml:"restart_segments"`
+	// Completion completes each tree (each restarted block's) to a power of
+	// two with virtual rounds that add zeros (Kairouz et al. 2021
+	// App. D.3.1, the tree completion trick; strategy.Tree.Completed): the
+	// sum of a tree's rounds, which the next tree starts from, is read from
+	// its root (the vanilla estimator) or from all its nodes (online,
+	// full), at the price of ⌈log₂ n⌉+1 nodes per round instead of
+	// ⌈log₂(n+1)⌉ (n the tree's rounds; the same for n a power of two).
+	Completion bool `yaml:"completion,omitempty"`
 }
 
 // Tree estimators and their strategy names.
@@ -220,6 +228,9 @@ func (t *TreeConfig) configure(r Run, sc *strategy.Config) {
 	sc.RestartEvery, sc.RestartSegments = t.RestartEvery, t.RestartSegments
 	if t.Restart == "epoch" {
 		sc.RestartEvery = r.Participation.B
+	}
+	if t.Completion {
+		sc.Params = strategy.TreeParams{Complete: true}
 	}
 }
 

@@ -66,6 +66,18 @@ func NewTreeSegments(segments []int, est TreeEstimator) *TreeRestarts {
 	return s
 }
 
+// Completed returns the restarted tree with every block's tree completed
+// (Tree.Completed): each block's last prefix sum, which the later blocks
+// carry, is read from all its nodes.
+func (s *TreeRestarts) Completed() *TreeRestarts {
+	c := *s
+	c.blocks = make([]*Tree, len(s.blocks))
+	for i, t := range s.blocks {
+		c.blocks[i] = t.Completed()
+	}
+	return &c
+}
+
 // String returns the tree's name with "-restart", e.g. "tree-online-restart".
 func (s *TreeRestarts) String() string { return s.blocks[0].String() + "-restart" }
 
@@ -103,7 +115,7 @@ func (s *TreeRestarts) largest() *Tree {
 func (s *TreeRestarts) Nodes() []Node {
 	var out []Node
 	for e, t := range s.blocks {
-		for _, nd := range t.nodes {
+		for _, nd := range t.rows() {
 			out = append(out, Node{s.starts[e] + nd.Start, nd.Len})
 		}
 	}
@@ -160,7 +172,7 @@ func (s *TreeRestarts) PrefixWeights() (*mat.Dense, error) { return s.prefixFrom
 func (s *TreeRestarts) prefixFromBlocks() (*mat.Dense, error) {
 	m := 0
 	for _, t := range s.blocks {
-		m += len(t.nodes)
+		m += len(t.nodes) + len(t.partial)
 	}
 	w := mat.NewDense(s.n, m, nil)
 	c0 := 0
@@ -170,7 +182,7 @@ func (s *TreeRestarts) prefixFromBlocks() (*mat.Dense, error) {
 		if err != nil {
 			return nil, err
 		}
-		mb := len(t.nodes)
+		mb := len(t.nodes) + len(t.partial)
 		for r := 0; r < t.n; r++ {
 			row := w.RawRowView(s.starts[e] + r)
 			copy(row, carry)
@@ -230,11 +242,12 @@ func (s *TreeRestarts) Sensitivity(p participation.Pattern) (Sensitivity, error)
 	case once:
 		return Sensitivity{Value: math.Sqrt(float64(s.largest().Levels())), Exact: true, Method: "largest restarted tree's levels (exact)"}, nil
 	case spaced:
-		var sizes []int
+		var sizes, virt []int
 		for _, t := range s.blocks {
-			sizes = forestSizes(sizes, t.n)
+			ts, tv := t.completedSizes()
+			sizes, virt = append(sizes, ts...), append(virt, tv...)
 		}
-		return Sensitivity{Value: math.Sqrt(forestMinSepSens2(sizes, q.K, q.B)), Exact: true, Method: "restarted-tree DP (exact)"}, nil
+		return Sensitivity{Value: math.Sqrt(forestMinSepSens2(sizes, virt, q.K, q.B)), Exact: true, Method: "restarted-tree DP (exact)"}, nil
 	}
 	return SensitivityOf(s.Gram(), p)
 }

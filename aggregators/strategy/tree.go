@@ -19,7 +19,38 @@ func init() {
 	}
 }
 
+// TreeParams are the tree strategies' own parameters
+// (strategy.Config.Params; nil: the zero value).
+type TreeParams struct {
+	// Complete completes each tree (each block of a restarted tree) to a
+	// power of two with virtual rounds that add zeros: the tree completion
+	// trick of Kairouz et al. 2021 App. D.3.1. See Tree.Completed.
+	Complete bool
+}
+
 func buildTree(cfg Config, est TreeEstimator) (Strategy, error) {
+	var p TreeParams
+	switch v := cfg.Params.(type) {
+	case nil:
+	case TreeParams:
+		p = v
+	default:
+		return nil, fmt.Errorf("strategy: tree parameters of type %T", cfg.Params)
+	}
+	s, err := buildTreeOf(cfg, est)
+	if err != nil || !p.Complete {
+		return s, err
+	}
+	switch t := s.(type) {
+	case *Tree:
+		return t.Completed(), nil
+	case *TreeRestarts:
+		return t.Completed(), nil
+	}
+	return s, nil
+}
+
+func buildTreeOf(cfg Config, est TreeEstimator) (Strategy, error) {
 	n := cfg.Workload.N()
 	if len(cfg.RestartSegments) > 0 {
 		sum := 0
@@ -59,12 +90,17 @@ type Node struct{ Start, Len int }
 
 // Tree is binary-tree aggregation over n rounds. For n not a power of two
 // only the complete dyadic nodes inside [0,n) are kept (a forest); there are
-// 2n − popcount(n) of them.
+// 2n − popcount(n) of them, unless the tree is completed (Completed).
 type Tree struct {
 	n     int
 	est   TreeEstimator
 	nodes []Node
 	index map[Node]int
+	// partial are a completed tree's nodes that also cover virtual rounds
+	// (at or after n), as their real parts [Start, n), one per level whose
+	// length does not divide n, lowest first; their rows follow the
+	// complete nodes' in C.
+	partial []Node
 }
 
 var (
@@ -91,9 +127,47 @@ func NewTree(n int, est TreeEstimator) *Tree {
 	return t
 }
 
-// String returns "tree", "tree-online" or "tree-full".
+// Completed returns the tree completed to the next power of two,
+// 2^h ≥ n rounds, with virtual rounds n..2^h−1 that add zeros (Kairouz et
+// al. 2021 App. D.3.1, the tree completion trick): the nodes of the tree of
+// 2^h leaves that hold a real round are kept, those that also cover
+// virtual ones as their real parts, and every real round is in h+1 nodes
+// (one per level), against ⌈log₂(n+1)⌉ in the forest. The prefix sums
+// before round n−1 are decoded as before (the extra nodes are released only
+// once the virtual rounds are added, after round n−1); the last one, the
+// sum of all n rounds, is read from all the nodes: the root alone for the
+// vanilla estimator (one node's noise, against popcount(n) nodes'), the
+// minimum-variance combination of the nodes for the online and full
+// estimators. Restarting after round n−1 then carries less noise into the
+// next tree. The sensitivity counts real rounds only (virtual rounds hold no
+// one's data). For n a power of two it is the same tree.
+func (t *Tree) Completed() *Tree {
+	c := NewTree(t.n, t.est)
+	for l := 1; ; l *= 2 {
+		if r := t.n % l; r != 0 {
+			c.partial = append(c.partial, Node{t.n - r, r})
+		}
+		if l >= t.n {
+			break
+		}
+	}
+	return c
+}
+
+// String returns "tree", "tree-online" or "tree-full", with "-completed"
+// for a completed tree.
 func (t *Tree) String() string {
-	return [...]string{"tree", "tree-online", "tree-full"}[t.est]
+	s := [...]string{"tree", "tree-online", "tree-full"}[t.est]
+	if t.partial != nil {
+		s += "-completed"
+	}
+	return s
+}
+
+// rows returns every node in C's row order: the complete ones, then the
+// partial ones.
+func (t *Tree) rows() []Node {
+	return append(t.Nodes(), t.partial...)
 }
 
 // N returns the number of rounds.
@@ -103,13 +177,21 @@ func (t *Tree) N() int { return t.n }
 // Nodes()[r]. Leaves come first, then blocks of length 2, 4, ….
 func (t *Tree) Nodes() []Node { return append([]Node(nil), t.nodes...) }
 
-// Levels returns ⌈log₂(n+1)⌉, the number of nodes containing a leaf at most.
-func (t *Tree) Levels() int { return bits.Len(uint(t.n)) }
+// Levels returns ⌈log₂(n+1)⌉, the number of nodes containing a leaf at most
+// (⌈log₂ n⌉+1 for a completed tree: every leaf is in that many).
+func (t *Tree) Levels() int {
+	if t.partial != nil {
+		return bits.Len(uint(t.n-1)) + 1
+	}
+	return bits.Len(uint(t.n))
+}
 
-// Encoder returns the node-indicator matrix T (m×n).
+// Encoder returns the node-indicator matrix T (m×n), its rows in the order
+// of Nodes and then a completed tree's partial nodes.
 func (t *Tree) Encoder() *mat.Dense {
-	c := mat.NewDense(len(t.nodes), t.n, nil)
-	for r, nd := range t.nodes {
+	rows := t.rows()
+	c := mat.NewDense(len(rows), t.n, nil)
+	for r, nd := range rows {
 		for j := nd.Start; j < nd.Start+nd.Len; j++ {
 			c.Set(r, j, 1)
 		}
@@ -120,7 +202,7 @@ func (t *Tree) Encoder() *mat.Dense {
 // Gram returns X = TᵀT: X_ij is the number of nodes containing both i and j.
 func (t *Tree) Gram() *mat.SymDense {
 	x := mat.NewSymDense(t.n, nil)
-	for _, nd := range t.nodes {
+	for _, nd := range t.rows() {
 		for i := nd.Start; i < nd.Start+nd.Len; i++ {
 			for j := i; j < nd.Start+nd.Len; j++ {
 				x.SetSym(i, j, x.At(i, j)+1)
@@ -150,8 +232,9 @@ func decomposition(t int) []Node {
 // estimates the prefix sum of rounds 0..t from the node values. Runtime
 // noise for round t is (W z)_t − (W z)_{t−1} for node noises z.
 func (t *Tree) PrefixWeights() (*mat.Dense, error) {
-	m := len(t.nodes)
+	m := len(t.nodes) + len(t.partial)
 	w := mat.NewDense(t.n, m, nil)
+	defer t.completeLast(w)
 	switch t.est {
 	case TreeVanilla:
 		for r := 0; r < t.n; r++ {
@@ -186,6 +269,39 @@ func (t *Tree) PrefixWeights() (*mat.Dense, error) {
 	return w, nil
 }
 
+// completeLast sets a completed tree's last prefix weights (every node is
+// released by then): the root for the vanilla estimator, the
+// minimum-variance unbiased combination 1ᵀ T⁺ for the others (the full
+// estimator's row already is).
+func (t *Tree) completeLast(w *mat.Dense) {
+	if t.partial == nil || t.est == TreeFull {
+		return
+	}
+	last := w.RawRowView(t.n - 1)
+	clear(last)
+	if t.est == TreeVanilla {
+		last[len(last)-1] = 1 // the root: the highest partial node
+		return
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(t.Gram()) {
+		panic("strategy: a tree's Gram matrix is positive definite (it contains the leaves)")
+	}
+	ones := mat.NewVecDense(t.n, nil)
+	for i := range t.n {
+		ones.SetVec(i, 1)
+	}
+	var y mat.VecDense // X⁻¹ 1, then T X⁻¹ 1
+	if err := ch.SolveVecTo(&y, ones); err != nil {
+		panic(fmt.Sprintf("strategy: tree Gram solve: %v", err))
+	}
+	var row mat.VecDense
+	row.MulVec(t.Encoder(), &y)
+	for j := range last {
+		last[j] = row.AtVec(j)
+	}
+}
+
 // Decoder returns B = A S⁻¹ W (B = A T⁺ for the full estimator).
 func (t *Tree) Decoder(wl *Workload) (*mat.Dense, error) {
 	w, err := t.PrefixWeights()
@@ -204,9 +320,25 @@ func (t *Tree) Sensitivity(p participation.Pattern) (Sensitivity, error) {
 	case once:
 		return Sensitivity{Value: math.Sqrt(float64(t.Levels())), Exact: true, Method: "tree levels (exact)"}, nil
 	case spaced:
+		if t.partial != nil {
+			sizes, virt := t.completedSizes()
+			return Sensitivity{Value: math.Sqrt(forestMinSepSens2(sizes, virt, min(q.K, ceilDiv(t.n, q.B)), min(q.B, t.n))), Exact: true, Method: "completed-tree DP (exact)"}, nil
+		}
 		return Sensitivity{Value: math.Sqrt(TreeMinSepSens2(t.n, q.K, q.B)), Exact: true, Method: "tree DP (exact)"}, nil
 	}
 	return SensitivityOf(t.Gram(), p)
+}
+
+// completedSizes returns the trees of the tree's forest and their virtual
+// rounds: one tree of 2^h leaves with 2^h − n virtual ones when completed,
+// else the complete dyadic trees of [0,n) with none.
+func (t *Tree) completedSizes() (sizes, virt []int) {
+	if t.partial == nil {
+		sizes = forestSizes(nil, t.n)
+		return sizes, make([]int, len(sizes))
+	}
+	s := 1 << bits.Len(uint(t.n-1))
+	return []int{s}, []int{s - t.n}
 }
 
 // Cost: the vanilla and online estimators keep one noise vector per level;
@@ -230,7 +362,8 @@ func TreeMinSepSens2(n, k, b int) float64 {
 	}
 	b = min(b, n)
 	k = min(k, ceilDiv(n, b))
-	return forestMinSepSens2(forestSizes(nil, n), k, b)
+	sizes := forestSizes(nil, n)
+	return forestMinSepSens2(sizes, make([]int, len(sizes)), k, b)
 }
 
 // forestSizes appends the sizes of the complete dyadic trees of [0,n),
@@ -246,8 +379,10 @@ func forestSizes(sizes []int, n int) []int {
 
 // forestMinSepSens2 is TreeMinSepSens2 for any sequence of consecutive
 // complete trees (power-of-two sizes, in round order): the nodes of a tree
-// restarted every few rounds are such a sequence.
-func forestMinSepSens2(sizes []int, k, b int) float64 {
+// restarted every few rounds are such a sequence. Tree i's last virt[i]
+// leaves are virtual (a completed tree): no one takes part there, and the
+// next tree's first round follows its last real one.
+func forestMinSepSens2(sizes, virt []int, k, b int) float64 {
 	d := &treeDP{b: b, memo: make(map[[4]int]float64)}
 	// g(idx, c, L): trees idx.. with at most c participations, first at
 	// offset ≥ L in tree idx.
@@ -262,11 +397,11 @@ func forestMinSepSens2(sizes []int, k, b int) float64 {
 		if v, ok := gm[kk]; ok {
 			return v
 		}
-		s := sizes[idx]
-		best := g(idx+1, c, max(0, L-s))
+		s, v := sizes[idx], virt[idx]
+		best := g(idx+1, c, max(0, L-(s-v)))
 		for i := 1; i <= c; i++ {
-			for R := 0; R < b; R++ {
-				f := d.f(s, i, L, R)
+			for R := 0; R < b; R++ { // R: real rounds after the last participation here (b−1: any)
+				f := d.f(s, i, L, R+v)
 				if math.IsInf(f, -1) {
 					continue
 				}
