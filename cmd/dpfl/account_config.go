@@ -132,6 +132,14 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	if out.BallsInBins != "" {
 		fmt.Fprintf(stdout, "amplified:      %s\n", out.BallsInBins)
 	}
+	if mc := plan.Privacy.MonteCarlo; mc != nil {
+		fmt.Fprintf(stdout, "accountant:     Monte Carlo over balls-in-bins' dominating pair (%d samples each side, holds with probability %g)\n", mc.Samples, mc.Confidence)
+		if out.Calibrated {
+			fmt.Fprintf(stdout, "unamplified:    σ = %.6g for the same target, each turn of a bin composed (%s)\n", mc.UnamplifiedSigma, mc.Unamplified)
+		} else {
+			fmt.Fprintf(stdout, "unamplified:    %s at this noise, each turn of a bin composed\n", mc.Unamplified)
+		}
+	}
 	if out.PopulationScale > 1 {
 		fmt.Fprintf(stdout, "population:     %s for a population %g times larger with %g times the cohort and the same participation pattern\n",
 			out.PopulationGuarantee, out.PopulationScale, out.PopulationScale)
