@@ -172,7 +172,7 @@ type PrivacyConfig struct {
 	// full cohort, every client eligible); anything else is refused with
 	// the reason. Or balls-in-bins: under participation kind balls-in-bins
 	// (each client in every turn of one uniformly random bin for the whole
-	// run), a banded matrix mechanism (dpfedavg, bandmf, a banded nu-ftrl;
+	// run), a banded matrix mechanism (dpfedavg or bandmf;
 	// C lower triangular, non-negative, at most b bands) is amplified by
 	// the secrecy of the bins and accounted by Monte Carlo over its
 	// dominating pair under zero-out adjacency (see the privacy package),

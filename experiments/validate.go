@@ -244,10 +244,10 @@ func (c *Config) validateAmplification(add addFunc) {
 // losses per sample are kept when the guarantee is estimated).
 const maxMonteCarloSamples = 50_000_000
 
-// bibKinds are the aggregator kinds whose C can be banded, lower
-// triangular and non-negative, as the balls-in-bins pair needs (the
-// realized C is checked when planning).
-var bibKinds = []string{"dpfedavg", "bandmf", "nu-ftrl"}
+// bibKinds are the aggregator kinds whose C is banded, lower triangular
+// and non-negative, as the balls-in-bins pair needs (the realized C is
+// checked again when planning).
+var bibKinds = []string{"dpfedavg", "bandmf"}
 
 // validateBIB checks privacy.amplification: balls-in-bins: the
 // participation, availability and mechanism must be those its dominating
