@@ -139,3 +139,31 @@ func TestBIBRunReproducible(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditBallsInBins: canaries get secret random bins like every other
+// client, so an audit of an amplified balls-in-bins run uses the secret
+// schedule's statistic (every canary compared by its largest per-round
+// cosine), the threat model the amplified epsilon is proven for, and no
+// interval lies above the reported epsilon.
+func TestAuditBallsInBins(t *testing.T) {
+	t.Parallel()
+	yml := strings.Replace(auditRun(1, auditDPFedAvg, "privacy:\n  epsilon: 4\n  amplification: balls-in-bins\n"),
+		"  kind: single\n  cohort: 40\n", bibBlock, 1)
+	out, a := runAudit(t, yml, 0)
+	rep := *out.Summary.Epsilon
+	if out.Summary.Accountant != privacy.MonteCarloMethod(0.99) {
+		t.Fatalf("accountant %q", out.Summary.Accountant)
+	}
+	for _, e := range a.Estimates {
+		t.Logf("%s: %.3f [%.3f, %.3f], reported %.3f", e.ThreatModel, e.Epsilon, e.Low, e.High, rep)
+		if len(e.InsertedStats) != 250 || len(e.HeldOutStats) != 250 {
+			t.Errorf("%s: %d inserted and %d held-out canaries compared, want all 250 of each (the schedule is secret)", e.ThreatModel, len(e.InsertedStats), len(e.HeldOutStats))
+		}
+		if float64(e.Low) > rep {
+			t.Errorf("%s: false alarm: %.3f [%.3f, %.3f] above %.3f", e.ThreatModel, e.Epsilon, e.Low, e.High, rep)
+		}
+	}
+	if !strings.Contains(a.Estimates[0].Statistic, "largest cosine") {
+		t.Errorf("every-round statistic under balls-in-bins: %q", a.Estimates[0].Statistic)
+	}
+}
