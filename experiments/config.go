@@ -179,7 +179,9 @@ type PrivacyConfig struct {
 	// the epsilon labelled "monte-carlo, 99% confidence" and stated for
 	// the whole run at every round; the noise multiplier is calibrated by
 	// bisection with common random numbers and the reported epsilon
-	// re-estimated from independent samples. Default "" (off: unamplified
+	// re-estimated from independent samples (privacy.accountant then only
+	// accounts the unamplified reference that summary.json and dpfl
+	// account print beside it). Default "" (off: unamplified
 	// composition over each client's realized participations, zero-out
 	// adjacency).
 	Amplification string `yaml:"amplification,omitempty"`

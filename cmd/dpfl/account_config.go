@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 
 	"dpfl/experiments"
 	"dpfl/privacy"
@@ -62,7 +63,7 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 		fmt.Fprintf(stderr, "dpfl account: invalid config:\n%v\n", err)
 		return exitFailure
 	}
-	plan, err := experiments.NewAccount(ctx, cfg, experiments.Options{BaseDir: filepath.Dir(path), Data: data, StrategyCache: strategyCache()})
+	plan, err := experiments.NewAccount(ctx, cfg, experiments.Options{BaseDir: filepath.Dir(path), Data: data, StrategyCache: strategyCache(), Workers: runtime.NumCPU()}) // Workers: a Monte Carlo account's goroutines (its result does not depend on them)
 	if err != nil {
 		return failed(ctx, stderr, "account", err)
 	}
