@@ -87,7 +87,8 @@ func TestBIBAmplificationRefused(t *testing.T) {
 		"no noise":   {strings.Replace(bibRun(bibBlock), "  epsilon: 4\n", "", 1) + "aggregator:\n  noise_multiplier: 0\n", "privacy.amplification: has no effect without noise"},
 		"samples":    {strings.Replace(schemaRun, "  delta: 1.0e-5\n", "  delta: 1.0e-5\n  monte_carlo_samples: 1000000\n", 1) + bibBlock, "privacy.monte_carlo_samples: applies only with privacy.amplification: balls-in-bins"},
 		"nu-ftrl":    {agg(bibRun(bibBlock), "  kind: nu-ftrl\n"), "privacy.amplification: balls-in-bins needs a banded matrix mechanism (aggregator.kind dpfedavg, bandmf), not nu-ftrl"},
-		"too many":   {strings.Replace(bibRun(bibBlock), "  amplification:", "  monte_carlo_samples: 60000000\n  amplification:", 1), "privacy.monte_carlo_samples: 60000000 must be in [0, 50000000]"},
+		"too many":   {strings.Replace(bibRun(bibBlock), "  amplification:", "  monte_carlo_samples: 60000000\n  amplification:", 1), "privacy.monte_carlo_samples: 60000000 must be in [0, 10000000]"},
+		"work":       {strings.Replace(bibRun("  kind: balls-in-bins\n  b: 400\n"), "  amplification:", "  monte_carlo_samples: 1000000\n  amplification:", 1), "privacy.amplification: balls-in-bins' Monte Carlo account with participation.b = 400 bins and 1000000 samples"},
 		"scale":      {strings.Replace(bibRun(bibBlock), "  amplification:", "  population_scale: 2\n  amplification:", 1), "privacy.amplification: balls-in-bins cannot be combined with privacy.population_scale"},
 	}
 	for name, c := range bad {

@@ -190,7 +190,8 @@ type PrivacyConfig struct {
 	// default, ⌈4·log(2/(1−0.99))/δ⌉, 2.1 million at δ = 1e-5: four times
 	// the fewest that can certify δ at all, which keeps the calibration of
 	// a quickstart-size run to a few seconds; more samples give a smaller
-	// epsilon for the same noise, at proportional cost). At most 5e7.
+	// epsilon for the same noise, at proportional cost). At most 1e7, and
+	// samples·(b² + 6b) at most 2e10 (the work of one pass).
 	MonteCarloSamples int `yaml:"monte_carlo_samples,omitempty"`
 }
 

@@ -241,8 +241,18 @@ func (c *Config) validateAmplification(add addFunc) {
 }
 
 // maxMonteCarloSamples bounds privacy.monte_carlo_samples (two float64
-// losses per sample are kept when the guarantee is estimated).
-const maxMonteCarloSamples = 50_000_000
+// losses per sample are kept when the guarantee is estimated: 160 MB).
+const maxMonteCarloSamples = 10_000_000
+
+// maxMonteCarloWork bounds the arithmetic of one pass over the Monte Carlo
+// samples (bibWork); calibration makes about a dozen.
+const maxMonteCarloWork = 2e10
+
+// bibWork is about the operations of one pass over samples losses of each
+// side with b bins (the triangular b×b product of each sample).
+func bibWork(samples, bins int) float64 {
+	return 2 * float64(samples) * (float64(bins)*float64(bins)/2 + 3*float64(bins))
+}
 
 // bibKinds are the aggregator kinds whose C is banded, lower triangular
 // and non-negative, as the balls-in-bins pair needs (the realized C is
@@ -257,6 +267,10 @@ func (c *Config) validateBIB(add addFunc) {
 	pc, ag := c.Participation, c.Aggregator
 	if n := c.Privacy.MonteCarloSamples; n < 0 || n > maxMonteCarloSamples {
 		add("privacy.monte_carlo_samples", "%d must be in [0, %d] (0: the default)", n, maxMonteCarloSamples)
+	} else if d := c.Privacy.Delta; d > 0 && d < 1 && pc.B > 0 {
+		if n := c.monteCarloSamples(); n > maxMonteCarloSamples || bibWork(n, pc.B) > maxMonteCarloWork {
+			add(key, "balls-in-bins' Monte Carlo account with participation.b = %d bins and %d samples (privacy.monte_carlo_samples, default ⌈4·log(200)/δ⌉) is about %.2g operations per pass, above the limit of %.0g (or more than %d samples): use fewer bins or a larger privacy.delta", pc.B, n, bibWork(n, pc.B), maxMonteCarloWork, maxMonteCarloSamples)
+		}
 	}
 	switch {
 	case !c.Private():
