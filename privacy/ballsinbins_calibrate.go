@@ -22,11 +22,12 @@ import (
 // normal vector ξ behind its output, u = G·e_s + σ·L·ξ), re-generated from
 // the same streams. Whether σ meets the target is one pass over the
 // samples: the upper confidence bound on δ at the target ε (both
-// directions, plus the margin below) is at most the target δ. The bound of a fixed sample is not
-// monotone in σ in general, so the bisection keeps the invariant instead:
-// its upper end always passed the test and its lower end always failed,
-// and it returns the upper end, within a relative tolerance. The true δ(ε) does decrease with σ (more
-// noise is post-processing of less).
+// directions, plus the margin below) is at most the target δ. The bound of
+// a fixed sample is not monotone in σ in general, so the search keeps an
+// invariant instead: the upper end of its bracket always passed the test
+// and the lower end always failed, and it returns the upper end, within a
+// relative tolerance. The true δ(ε) does decrease with σ (more noise is
+// post-processing of less).
 //
 // A σ chosen by looking at samples is not covered by those samples'
 // confidence statement, so the guarantee a calibrated run reports is
