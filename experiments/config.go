@@ -170,14 +170,37 @@ type PrivacyConfig struct {
 	// pld; the noise multiplier is then relative to the replace-one
 	// sensitivity 2·clip. The realized schedule is checked (every round the
 	// full cohort, every client eligible); anything else is refused with
-	// the reason. Default "" (off: unamplified composition over each
-	// client's realized participations, zero-out adjacency).
+	// the reason. Or balls-in-bins: under participation kind balls-in-bins
+	// (each client in every turn of one uniformly random bin for the whole
+	// run), a banded matrix mechanism (dpfedavg or bandmf;
+	// C lower triangular, non-negative, at most b bands) is amplified by
+	// the secrecy of the bins and accounted by Monte Carlo over its
+	// dominating pair under zero-out adjacency (see the privacy package),
+	// the epsilon labelled "monte-carlo, 99% confidence" and stated for
+	// the whole run at every round; the noise multiplier is calibrated by
+	// bisection with common random numbers and the reported epsilon
+	// re-estimated from independent samples (privacy.accountant then only
+	// accounts the unamplified reference that summary.json and dpfl
+	// account print beside it). Default "" (off: unamplified
+	// composition over each client's realized participations, zero-out
+	// adjacency).
 	Amplification string `yaml:"amplification,omitempty"`
+	// MonteCarloSamples is the number of samples drawn from each side of
+	// the dominating pair by privacy.amplification: balls-in-bins (0: the
+	// default, ⌈4·log(2/(1−0.99))/δ⌉, 2.1 million at δ = 1e-5: four times
+	// the fewest that can certify δ at all, which keeps the calibration of
+	// a quickstart-size run to a few seconds; more samples give a smaller
+	// epsilon for the same noise, at proportional cost). At most 1e7, and
+	// samples·(b² + 6b) at most 2e10 (the work of one pass).
+	MonteCarloSamples int `yaml:"monte_carlo_samples,omitempty"`
 }
 
-// AmplificationWOR is the privacy.amplification value that asks for
-// amplification by sampling without replacement.
-const AmplificationWOR = "sampling-without-replacement"
+// The privacy.amplification values: amplification by sampling without
+// replacement, and by balls-in-bins' secret bins.
+const (
+	AmplificationWOR = "sampling-without-replacement"
+	AmplificationBIB = "balls-in-bins"
+)
 
 // ServerConfig is the server optimizer. Every optimizer is post-processing
 // of the privatized updates: none changes the privacy accounting.

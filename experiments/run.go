@@ -192,8 +192,12 @@ type Accounting struct {
 	// the ledger never spends more, and Final is its conversion (the
 	// guarantee whatever the rounds turn out to be); 0 otherwise.
 	AGDBudget float64
-	mech      *aggregators.Mechanism
-	newAcct   func() privacy.Accountant
+	// MonteCarlo is set when Final is a Monte Carlo estimate
+	// (privacy.amplification: balls-in-bins): the whole run's, at every
+	// round.
+	MonteCarlo *MonteCarloAccount
+	mech       *aggregators.Mechanism
+	newAcct    func() privacy.Accountant
 }
 
 // EpsilonThrough returns the epsilon spent through round t (0-based).
@@ -201,8 +205,10 @@ func (a *Accounting) EpsilonThrough(t int, delta float64) (float64, error) {
 	if !a.Private {
 		return math.Inf(1), nil
 	}
-	if a.AGDBudget > 0 {
-		return a.Final.Epsilon, nil // the budget's guarantee: an upper bound at every round
+	if a.AGDBudget > 0 || a.MonteCarlo != nil {
+		// The budget's guarantee, or the whole run's Monte Carlo estimate:
+		// an upper bound at every round.
+		return a.Final.Epsilon, nil
 	}
 	acct := a.newAcct()
 	if err := acct.Compose(a.mech.EventThrough(a.Sigma, t+1), 1); err != nil {
@@ -343,13 +349,14 @@ func (p *Plan) schedule(ctx context.Context, root rng.Root, opts Options) error 
 	if err := p.buildMechanism(ctx, planner.Schema, opts.StrategyCache); err != nil { // mechanism.go
 		return err
 	}
-	return p.calibrate(ctx)
+	return p.calibrate(ctx, root, opts.Workers)
 }
 
 // calibrate sets the plan's accounting: sigma (given, or calibrated for the
 // target epsilon, ending early when ctx is done) and the guarantee of the
-// mechanism at it.
-func (p *Plan) calibrate(ctx context.Context) error {
+// mechanism at it; a balls-in-bins amplified run's Monte Carlo account
+// draws from streams of root on workers goroutines.
+func (p *Plan) calibrate(ctx context.Context, root rng.Root, workers int) error {
 	cfg, m, a := p.Config, p.Mechanism, &p.Privacy
 	var err error
 	if a.newAcct, err = privacy.NewByName(cfg.Privacy.Accountant, nil); err != nil {
@@ -402,6 +409,11 @@ func (p *Plan) calibrate(ctx context.Context) error {
 		a.Sigma /= s
 		if a.Final, err = final(a.Sigma); err != nil {
 			return fmt.Errorf("experiments: privacy.population_scale: accounting this run's clients: %w", err)
+		}
+	}
+	if cfg.Privacy.Amplification == AmplificationBIB {
+		if err := p.amplifyBIB(ctx, root, max(1, workers)); err != nil { // ballsinbins.go
+			return err
 		}
 	}
 	a.NoiseStd = m.NoiseStd(cfg.Aggregator.Clip, a.Sigma)
@@ -629,7 +641,11 @@ func logf(w io.Writer, format string, args ...any) {
 
 // Summary returns the parts of a run summary known before training.
 func (p *Plan) Summary() results.Summary {
-	return results.Summary{Name: p.Config.Name, Report: p.Report(), ClipCountStddev: p.Privacy.ClipCountStd, Nu: p.Mechanism.Parameters().Nu}
+	s := results.Summary{Name: p.Config.Name, Report: p.Report(), ClipCountStddev: p.Privacy.ClipCountStd, Nu: p.Mechanism.Parameters().Nu}
+	if p.Privacy.MonteCarlo != nil {
+		s.MonteCarloGuarantee = p.Privacy.Final.String()
+	}
+	return s
 }
 
 // Report is the plan's privacy report: the mechanism, the realized
@@ -654,6 +670,10 @@ func (p *Plan) Report() privacy.Report {
 	}
 	if a.Private {
 		r.SetGuarantee(a.Final)
+		if mc := a.MonteCarlo; mc != nil {
+			r.Samples, r.Confidence, r.Bins = mc.Samples, mc.Confidence, cfg.Participation.B
+			r.Unamplified = fmt.Sprintf("%s at σ = %.6g", mc.Unamplified, mc.UnamplifiedSigma)
+		}
 		if a.PopulationScale > 1 {
 			pe := a.Population.Epsilon
 			r.PopulationScale, r.PopulationNoiseMultiplier, r.PopulationEpsilon, r.PopulationGuarantee = a.PopulationScale, a.PopulationSigma, &pe, a.Population.String()
@@ -667,6 +687,9 @@ func (p *Plan) Report() privacy.Report {
 func (p *Plan) SensitivityFor() string {
 	if p.Privacy.AGDBudget > 0 {
 		return fmt.Sprintf("of each round's clipped sum; σ is dp-agd's first gradient's, and every release is paid from a zCDP budget ρ = %.6g", p.Privacy.AGDBudget)
+	}
+	if mc := p.Privacy.MonteCarlo; mc != nil {
+		return fmt.Sprintf("for one participation, in every turn of its bin (balls-in-bins, %d bins; amplified by the secret bins: Monte Carlo over the dominating pair, %d samples each side)", p.Config.Participation.B, mc.Samples)
 	}
 	return p.Mechanism.SensitivityFor()
 }

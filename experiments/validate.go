@@ -211,11 +211,17 @@ var worGaussian = privacy.SampledWithoutReplacement{PopulationSize: 2, SampleSiz
 func (c *Config) validateAmplification(add addFunc) {
 	const key = "privacy.amplification"
 	amp, pc := c.Privacy.Amplification, c.Participation
+	if c.Privacy.MonteCarloSamples != 0 && amp != AmplificationBIB {
+		add("privacy.monte_carlo_samples", "applies only with privacy.amplification: %s (Monte Carlo accounting)", AmplificationBIB)
+	}
 	switch {
 	case amp == "":
 		return
+	case amp == AmplificationBIB:
+		c.validateBIB(add)
+		return
 	case amp != AmplificationWOR:
-		add(key, "unknown %q (want %s, or leave it out)", amp, AmplificationWOR)
+		add(key, "unknown %q (want %s or %s, or leave it out)", amp, AmplificationWOR, AmplificationBIB)
 	case !c.Private():
 		add(key, "has no effect without noise (set privacy.epsilon or a positive aggregator.noise_multiplier)")
 	case !pc.Kind.Pattern().Unbounded():
@@ -231,6 +237,56 @@ func (c *Config) validateAmplification(add addFunc) {
 	}
 	if a := newAccountant(c.Privacy.Accountant); a != nil && amp == AmplificationWOR && a.Supports(worGaussian) != nil {
 		add("privacy.accountant", "%s cannot account sampling without replacement (use rdp or pld)", c.Privacy.Accountant)
+	}
+}
+
+// maxMonteCarloSamples bounds privacy.monte_carlo_samples (two float64
+// losses per sample are kept when the guarantee is estimated: 160 MB).
+const maxMonteCarloSamples = 10_000_000
+
+// maxMonteCarloWork bounds the arithmetic of one pass over the Monte Carlo
+// samples (bibWork); calibration makes about a dozen.
+const maxMonteCarloWork = 2e10
+
+// bibWork is about the operations of one pass over samples losses of each
+// side with b bins (the triangular b×b product of each sample).
+func bibWork(samples, bins int) float64 {
+	return 2 * float64(samples) * (float64(bins)*float64(bins)/2 + 3*float64(bins))
+}
+
+// bibKinds are the aggregator kinds whose C is banded, lower triangular
+// and non-negative, as the balls-in-bins pair needs (the realized C is
+// checked again when planning).
+var bibKinds = []string{"dpfedavg", "bandmf"}
+
+// validateBIB checks privacy.amplification: balls-in-bins: the
+// participation, availability and mechanism must be those its dominating
+// pair is proved for (every problem is a refusal, naming the key).
+func (c *Config) validateBIB(add addFunc) {
+	const key = "privacy.amplification"
+	pc, ag := c.Participation, c.Aggregator
+	if n := c.Privacy.MonteCarloSamples; n < 0 || n > maxMonteCarloSamples {
+		add("privacy.monte_carlo_samples", "%d must be in [0, %d] (0: the default)", n, maxMonteCarloSamples)
+	} else if d := c.Privacy.Delta; d > 0 && d < 1 && pc.B > 0 {
+		if n := c.monteCarloSamples(); n > maxMonteCarloSamples || bibWork(n, pc.B) > maxMonteCarloWork {
+			add(key, "balls-in-bins' Monte Carlo account with participation.b = %d bins and %d samples (privacy.monte_carlo_samples, default ⌈4·log(200)/δ⌉) is about %.2g operations per pass, above the limit of %.0g (or more than %d samples): use fewer bins or a larger privacy.delta", pc.B, n, bibWork(n, pc.B), maxMonteCarloWork, maxMonteCarloSamples)
+		}
+	}
+	switch {
+	case !c.Private():
+		add(key, "has no effect without noise (set privacy.epsilon or a positive aggregator.noise_multiplier)")
+	case !pc.Kind.Pattern().RandomGroups:
+		add(key, "balls-in-bins needs participation.kind balls-in-bins (each client in every turn of one secret random bin), not %s", pc.Kind)
+	case !everyoneAvailable(pc.Availability):
+		add(key, "balls-in-bins needs participation.availability.kind always: a bin whose members train only when available is not the schedule the amplification is proved for")
+	case c.AGD():
+		add(key, "balls-in-bins is not accounted for dp-agd: its releases are not one banded matrix mechanism at a fixed noise")
+	case !slices.Contains(bibKinds, ag.Kind):
+		add(key, "balls-in-bins needs a banded matrix mechanism (aggregator.kind %s), not %s: its dominating pair is proved for C lower triangular, non-negative, with at most participation.b bands", strings.Join(bibKinds, ", "), ag.Kind)
+	case ag.Adaptive():
+		add(key, "balls-in-bins with adaptive clipping (aggregator.clip_quantile) is not supported: the clip count's release is not part of the pair")
+	case c.Privacy.PopulationScale != 0:
+		add(key, "balls-in-bins cannot be combined with privacy.population_scale: the amplification depends on the real population's bins")
 	}
 }
 

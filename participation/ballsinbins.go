@@ -18,10 +18,10 @@ const BallsInBins Kind = "balls-in-bins"
 // mechanism with at most B bands (BandMF, or DP-FedAvg: one band) is then
 // amplified by the randomness of the bin; privacy.BallsInBinsEpsilon
 // accounts it by Monte Carlo (the ε it reports is labelled with its
-// confidence). A run's own accounting does not use that amplification: it
-// composes a client's ⌈rounds/B⌉ turns unamplified, as for kb-poisson with
-// q = 1 (the Monte Carlo ε is what dpfl account -mechanism balls-in-bins
-// computes). Adjacency: zero-out (a client's updates are replaced by zeros;
+// confidence). A run uses that amplification only when its configuration
+// asks for it (privacy.amplification: balls-in-bins, which calibrates the
+// noise to the Monte Carlo ε); otherwise it composes a client's
+// ⌈rounds/B⌉ turns unamplified, as for kb-poisson with q = 1. Adjacency: zero-out (a client's updates are replaced by zeros;
 // every client keeps its bin).
 type ballsInBins struct{}
 

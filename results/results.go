@@ -255,10 +255,14 @@ type Summary struct {
 	// written (its keys make the run ID: writing the tuned value there
 	// would change the IDs of existing runs) and gives the tuned one only
 	// as a comment.
-	Nu          *float64
-	WallSeconds float64
-	ResumedFrom int // the checkpoint round a resumed run continued from
-	Workers     int
+	Nu *float64
+	// MonteCarloGuarantee is the guarantee in words, with its method,
+	// confidence and neighbouring relation, when epsilon is a Monte Carlo
+	// estimate (privacy.amplification: balls-in-bins); "" otherwise.
+	MonteCarloGuarantee string
+	WallSeconds         float64
+	ResumedFrom         int // the checkpoint round a resumed run continued from
+	Workers             int
 	// TrainedParams is the number of trained parameters when model.freeze
 	// lists tensors (the dimension of the clipped update and of the
 	// noise); 0 when every parameter is trained.
@@ -311,7 +315,9 @@ var summaryForm = privacy.NewForm(Summary{},
 	"population_scale=PopulationScale,omitempty", "population_epsilon=PopulationEpsilon,omitempty",
 	"population_noise_multiplier=PopulationNoiseMultiplier,omitempty",
 	"workers=Workers", "trained_params=TrainedParams,omitempty", "clip_count_stddev=ClipCountStddev,omitempty",
-	"zcdp_budget=ZCDPBudget,omitempty", "zcdp_spent=ZCDPSpent,omitempty", "inputs=Inputs,omitempty", "audit=Audit,omitempty")
+	"zcdp_budget=ZCDPBudget,omitempty", "zcdp_spent=ZCDPSpent,omitempty", "inputs=Inputs,omitempty", "audit=Audit,omitempty",
+	"monte_carlo_guarantee=MonteCarloGuarantee,omitempty", "monte_carlo_samples=Samples,omitempty",
+	"monte_carlo_confidence=Confidence,omitempty", "unamplified=Unamplified,omitempty")
 
 // MarshalJSON writes s in summary.json's form.
 func (s Summary) MarshalJSON() ([]byte, error) { return summaryForm.Marshal(&s) }

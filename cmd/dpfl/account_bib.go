@@ -182,10 +182,11 @@ func (r *calcRequest) checkBIBRequest(set map[string]bool) string {
 // participation balls-in-bins, at the run's noise (the run itself reports
 // the unamplified one): C is the run's strategy factor, the noise std per
 // round its sigma·sensitivity in units of the clip norm. ok is false for
-// other participation kinds.
+// other participation kinds, and for runs whose own guarantee is already
+// this one (privacy.amplification: balls-in-bins).
 func configBIB(plan *experiments.Plan, cfg *experiments.Config, out privacy.Report) (g privacy.Guarantee, samples int, ok bool, err error) {
 	pc := cfg.Participation
-	if !pc.Kind.Pattern().RandomGroups || !plan.Privacy.Private || out.Clip <= 0 {
+	if !pc.Kind.Pattern().RandomGroups || !plan.Privacy.Private || out.Clip <= 0 || plan.Privacy.MonteCarlo != nil {
 		return g, 0, false, nil
 	}
 	s := plan.Mechanism.Strategy

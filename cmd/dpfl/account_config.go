@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 
 	"dpfl/experiments"
 	"dpfl/privacy"
@@ -62,7 +63,7 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 		fmt.Fprintf(stderr, "dpfl account: invalid config:\n%v\n", err)
 		return exitFailure
 	}
-	plan, err := experiments.NewAccount(ctx, cfg, experiments.Options{BaseDir: filepath.Dir(path), Data: data, StrategyCache: strategyCache()})
+	plan, err := experiments.NewAccount(ctx, cfg, experiments.Options{BaseDir: filepath.Dir(path), Data: data, StrategyCache: strategyCache(), Workers: runtime.NumCPU()}) // Workers: a Monte Carlo account's goroutines (its result does not depend on them)
 	if err != nil {
 		return failed(ctx, stderr, "account", err)
 	}
@@ -131,6 +132,14 @@ func accountConfig(ctx context.Context, path string, asJSON bool, stdout, stderr
 	fmt.Fprintf(stdout, "epsilon:        %s (this run's clients)\n", out.Guarantee)
 	if out.BallsInBins != "" {
 		fmt.Fprintf(stdout, "amplified:      %s\n", out.BallsInBins)
+	}
+	if mc := plan.Privacy.MonteCarlo; mc != nil {
+		fmt.Fprintf(stdout, "accountant:     Monte Carlo over balls-in-bins' dominating pair (%d samples each side, holds with probability %g)\n", mc.Samples, mc.Confidence)
+		if out.Calibrated {
+			fmt.Fprintf(stdout, "unamplified:    σ = %.6g for the same target, each turn of a bin composed (%s)\n", mc.UnamplifiedSigma, mc.Unamplified)
+		} else {
+			fmt.Fprintf(stdout, "unamplified:    %s at this noise, each turn of a bin composed\n", mc.Unamplified)
+		}
 	}
 	if out.PopulationScale > 1 {
 		fmt.Fprintf(stdout, "population:     %s for a population %g times larger with %g times the cohort and the same participation pattern\n",

@@ -72,3 +72,22 @@ func TestAccountStrategyParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountBallsInBinsExample: dpfl account of the balls-in-bins example
+// prints the Monte Carlo guarantee with its confidence and relation, the
+// sample count, and the unamplified σ for the same target (larger).
+func TestAccountBallsInBinsExample(t *testing.T) {
+	t.Parallel()
+	code, text, errs := runCLI("account", "../../experiments/balls-in-bins.yaml")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"(monte-carlo, 99% confidence; zero-out) (this run's clients)", "accountant:     Monte Carlo over balls-in-bins' dominating pair (2119327 samples each side, holds with probability 0.99)", "unamplified:    σ = "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "amplified:      ") {
+		t.Errorf("the run's own guarantee is the amplified one; no second line:\n%s", text)
+	}
+}
