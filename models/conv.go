@@ -107,8 +107,11 @@ func copySmall(dst, src []float32) {
 	case 16:
 		*(*[16]float32)(dst) = [16]float32(src)
 		return
+	case 32:
+		*(*[32]float32)(dst) = [32]float32(src)
+		return
 	}
-	if len(src) >= 32 {
+	if len(src) > 32 {
 		copy(dst, src)
 		return
 	}
@@ -229,7 +232,7 @@ func (o conv) run(y []float32, in [][]float32) {
 		col := g.colOf(o.sc, x, e0, n, false)
 		yc := y[e0*P*g.out : (e0+n)*P*g.out]
 		for r := 0; r < rows; r++ {
-			copy(yc[r*g.out:(r+1)*g.out], b)
+			copySmall(yc[r*g.out:(r+1)*g.out], b)
 		}
 		o.mm.Sgemm(false, true, rows, g.out, K, 1, col, K, w, K, 1, yc, g.out)
 	}

@@ -117,7 +117,9 @@ func (ctx *Context) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 	if m == 0 || n == 0 {
 		return
 	}
-	if beta != 1 {
+	// With β = 0 the first pass over k starts from zero without reading C
+	// (load below), so C is cleared here only when nothing is added to it.
+	if beta != 1 && (beta != 0 || alpha == 0 || k == 0) {
 		for i := 0; i < m; i++ {
 			row := c[i*ldc : i*ldc+n]
 			if beta == 0 {
