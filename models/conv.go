@@ -280,11 +280,11 @@ func (o convGradX) run(dx []float32, in [][]float32) {
 	g := o.g
 	dy, w := in[0], in[1]
 	K, P := g.kdim(), g.pixels()
-	clear(dx)
 	dcol := o.sc.dcolBuf(g)
 	for e0 := 0; e0 < g.batch; e0 += g.xchunk {
 		n := min(g.xchunk, g.batch-e0)
 		o.mm.Sgemm(false, false, n*P, K, g.out, 1, dy[e0*P*g.out:], g.out, w, K, 0, dcol, K)
+		clear(dx[e0*g.inDim() : (e0+n)*g.inDim()]) // only these examples' patches reach it
 		g.col2im(dx, dcol, e0, n)
 	}
 }
