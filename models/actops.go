@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math"
 
 	"dpfl/models/internal/vec"
 
@@ -73,19 +72,33 @@ func (o sum) symDiff(_ G.Nodes, _, g *G.Node) (G.Nodes, error) {
 }
 
 // gelu is x·Φ(x) elementwise (Φ the standard normal distribution function;
-// the exact form, PyTorch's nn.GELU default), computed in float64.
-type gelu struct{ shp tensor.Shape }
+// the exact form, PyTorch's nn.GELU default), computed in float64 with Φ
+// and the density φ read from cubic Hermite interpolation tables (normal.go,
+// absolute error below 3e-9, far below float32's rounding of the result).
+// The forward pass keeps Φ(x) for the gradient.
+type gelu struct {
+	shp tensor.Shape
+	st  *geluState
+}
+
+// geluState holds Φ(x) of each value of the last forward pass.
+type geluState struct{ cdf []float64 }
 
 // geluAct adds gelu(x) to x's graph.
-func geluAct(x *G.Node) (*G.Node, error) { return apply(gelu{x.Shape()}, x) }
+func geluAct(x *G.Node) (*G.Node, error) { return apply(gelu{x.Shape(), new(geluState)}, x) }
 
-func (o gelu) name() string        { return fmt.Sprintf("gelu%v", o.shp) }
+func (o gelu) name() string        { return fmt.Sprintf("gelu%v@%p", o.shp, o.st) }
 func (o gelu) shape() tensor.Shape { return o.shp }
 func (o gelu) diffWRT() []bool     { return []bool{true} }
 func (o gelu) run(y []float32, in [][]float32) {
+	if o.st.cdf == nil {
+		o.st.cdf = make([]float64, len(y))
+	}
+	cdf := o.st.cdf[:len(y)]
 	for i, v := range in[0] {
 		x := float64(v)
-		y[i] = float32(0.5 * x * (1 + math.Erf(x/math.Sqrt2)))
+		cdf[i] = normCDF(x)
+		y[i] = float32(x * cdf[i])
 	}
 }
 func (o gelu) symDiff(in G.Nodes, _, g *G.Node) (G.Nodes, error) {
@@ -93,18 +106,17 @@ func (o gelu) symDiff(in G.Nodes, _, g *G.Node) (G.Nodes, error) {
 	return G.Nodes{d}, err
 }
 
-// geluGrad is g·(Φ(x) + x·φ(x)).
-type geluGrad struct{ shp tensor.Shape }
+// geluGrad is g·(Φ(x) + x·φ(x)), Φ from the forward pass.
+type geluGrad gelu
 
-func (o geluGrad) name() string        { return fmt.Sprintf("gelugrad%v", o.shp) }
+func (o geluGrad) name() string        { return fmt.Sprintf("gelugrad%v@%p", o.shp, o.st) }
 func (o geluGrad) shape() tensor.Shape { return o.shp }
 func (o geluGrad) inPlace() int        { return 1 }
 func (o geluGrad) run(d []float32, in [][]float32) {
 	x, g := in[0], in[1]
-	const invSqrt2Pi = 0.3989422804014327
+	cdf := o.st.cdf[:len(d)]
 	for i := range d {
 		v := float64(x[i])
-		cdf := 0.5 * (1 + math.Erf(v/math.Sqrt2))
-		d[i] = float32(float64(g[i]) * (cdf + v*invSqrt2Pi*math.Exp(-0.5*v*v)))
+		d[i] = float32(float64(g[i]) * (cdf[i] + v*normPDF(v)))
 	}
 }

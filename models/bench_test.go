@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -38,8 +39,41 @@ func benchModels() []benchModel {
 		{"cnn", Spec{Kind: CNN}, 784, 62, img, false},
 		{"cnn-large", Spec{Kind: CNNLarge}, 784, 62, img, false},
 		{"lstm", Spec{Kind: LSTM}, 20, 1004, sequences(20, 1000), false},
+		{"transformer", Spec{Kind: Layers, Layers: benchTransformer(128, 2, 4)}, 20, 1004, sequences(20, 1000), false},
+		{"resnet-gn", Spec{Kind: Layers, Layers: benchResNet()}, 784, 62, img, false},
 		{"cnn-hand", Spec{Kind: CNN}, 784, 62, img, true},
 		{"lstm-hand", Spec{Kind: LSTM}, 20, 1004, sequences(20, 1000), true},
+	}
+}
+
+// benchTransformer is a pre-norm transformer language model: embedding
+// and learned positions of the given width, blocks of causal self-attention
+// (heads) and a 4·width GELU MLP, each residual, a final layer norm and the
+// dense output layer over the vocabulary (torch_layers.py in testdata is
+// its PyTorch twin).
+func benchTransformer(width, blocks, heads int) []Layer {
+	ls := []Layer{{Type: "embedding", Dim: width}, {Type: "pos-embedding"}}
+	for range blocks {
+		ls = append(ls,
+			Layer{Type: "residual", Layers: []Layer{{Type: "layer-norm"}, {Type: "attention", Heads: heads}}},
+			Layer{Type: "residual", Layers: []Layer{{Type: "layer-norm"}, {Type: "dense", Units: 4 * width}, {Type: "gelu"}, {Type: "dense", Units: width}}})
+	}
+	return append(ls, Layer{Type: "layer-norm"}, Layer{Type: "dense"}, Layer{Type: "token-xent"})
+}
+
+// benchResNet is the small group-norm ResNet of experiments/resnet-gn.yaml
+// (a strided stem, a 14×14×8 block, a block down to 7×7×16 with a
+// projection shortcut, global average pooling, a dense head).
+func benchResNet() []Layer {
+	conv := func(f, k, s, p int) Layer { return Layer{Type: "conv2d", Filters: f, Kernel: k, Stride: s, Padding: p} }
+	gn := func(g int) Layer { return Layer{Type: "group-norm", Groups: g} }
+	relu := Layer{Type: "relu"}
+	return []Layer{
+		conv(8, 3, 2, 1), gn(2), relu,
+		{Type: "residual", Layers: []Layer{conv(8, 3, 1, 1), gn(4), relu, conv(8, 3, 1, 1), gn(4)}}, relu,
+		{Type: "residual", Layers: []Layer{conv(16, 3, 2, 1), gn(4), relu, conv(16, 3, 1, 1), gn(4)},
+			Shortcut: []Layer{conv(16, 1, 2, 0), gn(4)}}, relu,
+		{Type: "global-avg-pool"}, {Type: "dense"}, {Type: "xent"},
 	}
 }
 
@@ -78,6 +112,7 @@ func benchLocalSGD(b *testing.B, bm benchModel, batch, workers int) {
 			b.Fatal(err)
 		}
 	}
+	runtime.GC() // the setup's garbage is not collected inside the timing
 	b.ResetTimer()
 	var wg sync.WaitGroup
 	for w := range ws {

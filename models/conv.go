@@ -107,8 +107,11 @@ func copySmall(dst, src []float32) {
 	case 16:
 		*(*[16]float32)(dst) = [16]float32(src)
 		return
+	case 32:
+		*(*[32]float32)(dst) = [32]float32(src)
+		return
 	}
-	if len(src) >= 32 {
+	if len(src) > 32 {
 		copy(dst, src)
 		return
 	}
@@ -229,7 +232,7 @@ func (o conv) run(y []float32, in [][]float32) {
 		col := g.colOf(o.sc, x, e0, n, false)
 		yc := y[e0*P*g.out : (e0+n)*P*g.out]
 		for r := 0; r < rows; r++ {
-			copy(yc[r*g.out:(r+1)*g.out], b)
+			copySmall(yc[r*g.out:(r+1)*g.out], b)
 		}
 		o.mm.Sgemm(false, true, rows, g.out, K, 1, col, K, w, K, 1, yc, g.out)
 	}
@@ -277,11 +280,11 @@ func (o convGradX) run(dx []float32, in [][]float32) {
 	g := o.g
 	dy, w := in[0], in[1]
 	K, P := g.kdim(), g.pixels()
-	clear(dx)
 	dcol := o.sc.dcolBuf(g)
 	for e0 := 0; e0 < g.batch; e0 += g.xchunk {
 		n := min(g.xchunk, g.batch-e0)
 		o.mm.Sgemm(false, false, n*P, K, g.out, 1, dy[e0*P*g.out:], g.out, w, K, 0, dcol, K)
+		clear(dx[e0*g.inDim() : (e0+n)*g.inDim()]) // only these examples' patches reach it
 		g.col2im(dx, dcol, e0, n)
 	}
 }

@@ -76,7 +76,8 @@
 // shapes fixed at build time (ops.go: dense layer, ReLU, dropout mask;
 // conv.go: convolution as im2col + matrix product, max-pool; lstmops.go:
 // embedding and the whole recurrent layer as one op; xent.go: softmax
-// cross-entropy; actops.go: tanh, GELU, the sum of a residual block;
+// cross-entropy; actops.go: tanh, GELU (Φ and φ from interpolation tables, normal.go), the
+// sum of a residual block;
 // normops.go: layer and group norm, average-pooling (global-avg-pool is
 // one window over the whole image); attnops.go:
 // positional embedding, causal self-attention), each with its gradient

@@ -28,6 +28,7 @@ type norm struct {
 type normState struct {
 	xhat []float32
 	rstd []float64
+	grp  []int // each channel's group
 }
 
 // normEps is added to the variance.
@@ -49,8 +50,17 @@ func (o norm) name() string {
 func (o norm) shape() tensor.Shape { return tensor.Shape{o.rows, o.feat} }
 func (o norm) diffWRT() []bool     { return []bool{true, true, true} }
 
-// group returns the group of value i of a row.
-func (o norm) group(i int) int { return (i % o.ch) / (o.ch / o.groups) }
+// groupOf returns each channel's group (made on first use; the loops walk
+// a row's values as positions × channels, so no value needs a division).
+func (o norm) groupOf() []int {
+	if o.st.grp == nil {
+		o.st.grp = make([]int, o.ch)
+		for c := range o.st.grp {
+			o.st.grp[c] = c / (o.ch / o.groups)
+		}
+	}
+	return o.st.grp
+}
 
 func (o norm) run(y []float32, in [][]float32) {
 	x, gain, bias := in[0], in[1], in[2]
@@ -58,30 +68,38 @@ func (o norm) run(y []float32, in [][]float32) {
 	if st.xhat == nil {
 		st.xhat, st.rstd = make([]float32, o.rows*o.feat), make([]float64, o.rows*o.groups)
 	}
+	grp := o.groupOf()
 	n := float64(o.feat / o.groups)
 	var sum, sq [maxGroups]float64
 	for r := 0; r < o.rows; r++ {
 		row, xh, out := x[r*o.feat:(r+1)*o.feat], st.xhat[r*o.feat:(r+1)*o.feat], y[r*o.feat:(r+1)*o.feat]
 		clear(sum[:o.groups])
 		clear(sq[:o.groups])
-		for i, v := range row {
-			sum[o.group(i)] += float64(v)
+		for p := 0; p < o.feat; p += o.ch {
+			for c, v := range row[p : p+o.ch] {
+				sum[grp[c]] += float64(v)
+			}
 		}
 		for g := 0; g < o.groups; g++ {
 			sum[g] /= n // the mean
 		}
-		for i, v := range row {
-			d := float64(v) - sum[o.group(i)]
-			sq[o.group(i)] += d * d
+		for p := 0; p < o.feat; p += o.ch {
+			for c, v := range row[p : p+o.ch] {
+				d := float64(v) - sum[grp[c]]
+				sq[grp[c]] += d * d
+			}
 		}
 		rs := st.rstd[r*o.groups : (r+1)*o.groups]
 		for g := range rs {
 			rs[g] = 1 / math.Sqrt(sq[g]/n+normEps)
 		}
-		for i, v := range row {
-			g, c := o.group(i), i%o.ch
-			xh[i] = float32((float64(v) - sum[g]) * rs[g])
-			out[i] = gain[c]*xh[i] + bias[c]
+		for p := 0; p < o.feat; p += o.ch {
+			xp, op := xh[p:p+o.ch], out[p:p+o.ch]
+			for c, v := range row[p : p+o.ch] {
+				g := grp[c]
+				xp[c] = float32((float64(v) - sum[g]) * rs[g])
+				op[c] = gain[c]*xp[c] + bias[c]
+			}
 		}
 	}
 }
@@ -111,21 +129,28 @@ func (o normGradX) name() string {
 func (o normGradX) shape() tensor.Shape { return tensor.Shape{o.rows, o.feat} }
 func (o normGradX) run(dx []float32, in [][]float32) {
 	g, gain := in[0], in[1]
+	grp := norm(o).groupOf()
 	n := float64(o.feat / o.groups)
 	var mg, mgx [maxGroups]float64
 	for r := 0; r < o.rows; r++ {
 		gr, xh, d := g[r*o.feat:(r+1)*o.feat], o.st.xhat[r*o.feat:(r+1)*o.feat], dx[r*o.feat:(r+1)*o.feat]
 		clear(mg[:o.groups])
 		clear(mgx[:o.groups])
-		for i, v := range gr {
-			k, gh := norm(o).group(i), float64(v)*float64(gain[i%o.ch])
-			mg[k] += gh
-			mgx[k] += gh * float64(xh[i])
+		for p := 0; p < o.feat; p += o.ch {
+			xp := xh[p : p+o.ch]
+			for c, v := range gr[p : p+o.ch] {
+				k, gh := grp[c], float64(v)*float64(gain[c])
+				mg[k] += gh
+				mgx[k] += gh * float64(xp[c])
+			}
 		}
 		rs := o.st.rstd[r*o.groups : (r+1)*o.groups]
-		for i, v := range gr {
-			k, gh := norm(o).group(i), float64(v)*float64(gain[i%o.ch])
-			d[i] = float32(rs[k] * (gh - mg[k]/n - float64(xh[i])*mgx[k]/n))
+		for p := 0; p < o.feat; p += o.ch {
+			xp, dp := xh[p:p+o.ch], d[p:p+o.ch]
+			for c, v := range gr[p : p+o.ch] {
+				k, gh := grp[c], float64(v)*float64(gain[c])
+				dp[c] = float32(rs[k] * (gh - mg[k]/n - float64(xp[c])*mgx[k]/n))
+			}
 		}
 	}
 }
@@ -145,12 +170,14 @@ func (o normGradAffine) run(d []float32, in [][]float32) {
 	g := in[0]
 	clear(d)
 	for r := 0; r < o.rows; r++ {
-		gr, xh := g[r*o.feat:(r+1)*o.feat], o.st.xhat[r*o.feat:(r+1)*o.feat]
-		for i, v := range gr {
-			if o.gain {
-				v *= xh[i]
+		for p := r * o.feat; p < (r+1)*o.feat; p += o.ch {
+			gp, xp := g[p:p+o.ch], o.st.xhat[p:p+o.ch]
+			for c, v := range gp {
+				if o.gain {
+					v *= xp[c]
+				}
+				d[c] += v
 			}
-			d[i%o.ch] += v
 		}
 	}
 }

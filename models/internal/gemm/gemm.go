@@ -1,6 +1,9 @@
 // Package gemm is dpfl's single-precision matrix product: a packed GEMM
 // whose micro-kernels are Go assembly for AVX-512 or AVX2+FMA on amd64,
-// chosen at run time, with a pure-Go kernel as the fallback elsewhere.
+// chosen at run time, with a pure-Go kernel as the fallback elsewhere. With
+// AVX-512, products of at most 16 columns (a convolution with 16 filters)
+// use a 12×16 kernel: twelve independent accumulators keep both
+// multiply-add units busy where the 6×16 tile has too few.
 // Package models plugs it into Gorgonia as the BLAS Sgemm (see Impl).
 //
 // Every path computes each element of the product the same way: one fused
@@ -52,15 +55,18 @@ type kernel struct {
 // columns when they fit it.
 type kernels struct{ main, edge kernel }
 
-// active is what this machine uses (set in init by the architecture's file).
-var active kernels
+// active is what this machine uses (set in init by the architecture's file);
+// narrow, when set, replaces it for products of at most narrowCols columns.
+var active, narrow kernels
+
+const narrowCols = 16
 
 // Kernel names the micro-kernel in use: "avx512", "avx2" or "go".
 func Kernel() string { return active.main.name }
 
 // buffers are the packing areas of a Context.
 type buffers struct {
-	a, b, edge, tile []float32
+	a, b, edge, tile, part []float32
 }
 
 // Context holds packing buffers, grown to the largest product it has run:
@@ -111,7 +117,9 @@ func (ctx *Context) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 	if m == 0 || n == 0 {
 		return
 	}
-	if beta != 1 {
+	// With β = 0 the first pass over k starts from zero without reading C
+	// (load below), so C is cleared here only when nothing is added to it.
+	if beta != 1 && (beta != 0 || alpha == 0 || k == 0) {
 		for i := 0; i < m; i++ {
 			row := c[i*ldc : i*ldc+n]
 			if beta == 0 {
@@ -142,7 +150,11 @@ func (ctx *Context) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 		buf.run(active, operand{b, ldb, true, alpha}, operand{a, lda, false, 1}, n, m, k, c, ldc, true, beta != 0)
 		return
 	}
-	buf.run(active, A, B, m, n, k, c, ldc, false, beta != 0)
+	ks := active
+	if n <= narrowCols && narrow.main.fn != nil {
+		ks = narrow
+	}
+	buf.run(ks, A, B, m, n, k, c, ldc, false, beta != 0)
 }
 
 // run computes the m×n product op(A)·op(B) into C (into Cᵀ when tC),
@@ -177,6 +189,11 @@ func (buf *buffers) run(ks kernels, A, B operand, m, n, k int, c []float32, ldc 
 					for ir := 0; ir < mb; ir += mr {
 						packA(buf.a[ir*kb:(ir+mr)*kb], A, ic+ir, min(mr, mb-ir), pc, kb, mr)
 					}
+				} else if last := mb - mb%mr; last < mb {
+					// The last rows, fewer than mr, are read in place by
+					// no kernel: pack them once for every panel of B.
+					buf.part = grow(buf.part, mr*kb)
+					packA(buf.part, A, ic+last, mb-last, pc, kb, mr)
 				}
 				off := 0
 				for jr := 0; jr < nb; {
@@ -209,9 +226,7 @@ func (buf *buffers) run(ks kernels, A, B operand, m, n, k int, c []float32, ldc 
 						case rows == mr:
 							ap, rs, ps = A.x[(ic+ir)*A.ld+pc:], A.ld, 1
 						default:
-							buf.a = grow(buf.a, mr*kb)
-							packA(buf.a, A, ic+ir, rows, pc, kb, mr)
-							ap = buf.a
+							ap = buf.part
 						}
 						i0, j0 := ic+ir, jc+jr
 						full := rows == mr && w == kern.nr

@@ -138,9 +138,9 @@ func kernelSets() []kernels {
 }
 
 func withKernel(k kernels, f func()) {
-	saved := active
-	active = k
-	defer func() { active = saved }()
+	saved, savedNarrow := active, narrow
+	active, narrow = k, kernels{}
+	defer func() { active, narrow = saved, savedNarrow }()
 	f()
 }
 

@@ -16,6 +16,9 @@ func kern6x16AVX2(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32
 func kern6x32AVX512(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, load bool)
 
 //go:noescape
+func kern12x16AVX512(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, load bool)
+
+//go:noescape
 func kern6x32AVX512p(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, rows int, mask uint32, load bool)
 
 //go:noescape
@@ -29,6 +32,10 @@ var (
 	avx512Kernel = kernel{name: "avx512", mr: 6, nr: 32, fn: func(k int, a []float32, rs, ps int, b []float32, ldb int, c []float32, ldc int, load bool) {
 		boundsCheck(k, 6, 32, a, rs, ps, b, ldb, c, ldc)
 		kern6x32AVX512(k, unsafe.SliceData(a), rs, ps, unsafe.SliceData(b), ldb, unsafe.SliceData(c), ldc, load)
+	}}
+	avx512Kernel12x16 = kernel{name: "avx512", mr: 12, nr: 16, fn: func(k int, a []float32, rs, ps int, b []float32, ldb int, c []float32, ldc int, load bool) {
+		boundsCheck(k, 12, 16, a, rs, ps, b, ldb, c, ldc)
+		kern12x16AVX512(k, unsafe.SliceData(a), rs, ps, unsafe.SliceData(b), ldb, unsafe.SliceData(c), ldc, load)
 	}}
 	avx2Kernels   = kernels{avx2Kernel, avx2Kernel}
 	avx512Kernels kernels // set up in init
@@ -83,6 +90,7 @@ func init() {
 	switch {
 	case haveAVX512:
 		active = avx512Kernels
+		narrow = kernels{avx512Kernel12x16, avx512Kernel12x16}
 	case haveAVX2:
 		active = avx2Kernels
 	default:
@@ -98,7 +106,7 @@ func archKernels() []kernels {
 		ks = append(ks, avx2Kernels)
 	}
 	if haveAVX512 {
-		ks = append(ks, avx512Kernels)
+		ks = append(ks, avx512Kernels, kernels{avx512Kernel12x16, avx512Kernel12x16})
 	}
 	return ks
 }

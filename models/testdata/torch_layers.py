@@ -1,0 +1,86 @@
+"""PyTorch twins of BenchmarkLocalSGD's layer-list models (bench_test.go: transformer, resnet-gn), for
+comparing local-SGD throughput with dpfl on one CPU thread. A dev tool: the tests do not run it.
+Same shapes and SGD step as torch_localsgd.py of the sgd-vs-torch tool (one forward, backward and update
+per iteration), same JSON output; "-mem" prints the resident-memory growth of building a model and
+training 10 steps instead.
+  /usr/bin/python3 models/testdata/torch_layers.py [seconds] [model/batch=B ...]
+  /usr/bin/python3 models/testdata/torch_layers.py -mem transformer/batch=16"""
+import json, sys, time
+import torch, torch.nn as nn, torch.nn.functional as F
+
+torch.set_num_threads(1)
+torch.manual_seed(1)
+
+class Transformer(nn.Module):  # pre-norm blocks, causal attention, 4x GELU MLP, final norm, vocab head
+    def __init__(s, V=1004, T=20, D=128, L=2, H=4):
+        super().__init__(); s.e = nn.Embedding(V, D); s.p = nn.Parameter(torch.zeros(T, D))
+        s.b = nn.ModuleList(nn.TransformerEncoderLayer(D, H, 4 * D, 0.0, "gelu", batch_first=True, norm_first=True)
+                            for _ in range(L))
+        s.n = nn.LayerNorm(D); s.o = nn.Linear(D, V)
+        s.register_buffer("mask", torch.triu(torch.full((T, T), float("-inf")), 1))
+    def forward(s, x):
+        h = s.e(x) + s.p
+        for b in s.b:
+            h = b(h, src_mask=s.mask)
+        return s.o(s.n(h)).reshape(-1, s.o.out_features)
+
+class Block(nn.Module):
+    def __init__(s, i, o, stride):
+        super().__init__()
+        s.c1 = nn.Conv2d(i, o, 3, stride, 1); s.g1 = nn.GroupNorm(4, o)
+        s.c2 = nn.Conv2d(o, o, 3, 1, 1); s.g2 = nn.GroupNorm(4, o)
+        s.sc = nn.Sequential(nn.Conv2d(i, o, 1, stride), nn.GroupNorm(4, o)) if stride != 1 or i != o else nn.Identity()
+    def forward(s, x):
+        return s.g2(s.c2(F.relu(s.g1(s.c1(x))))) + s.sc(x)
+
+class ResNetGN(nn.Module):  # experiments/resnet-gn.yaml's model, 62 classes
+    def __init__(s, k=62):
+        super().__init__(); s.c = nn.Conv2d(1, 8, 3, 2, 1); s.g = nn.GroupNorm(2, 8)
+        s.b1 = Block(8, 8, 1); s.b2 = Block(8, 16, 2); s.f = nn.Linear(16, k)
+    def forward(s, x):
+        x = F.relu(s.g(s.c(x))); x = F.relu(s.b1(x)); x = F.relu(s.b2(x))
+        return s.f(x.mean((2, 3)))
+
+MODELS = {"transformer": (Transformer, "seq"), "resnet-gn": (ResNetGN, "img")}
+
+def setup(make, kind, batch):
+    m = make(); opt = torch.optim.SGD(m.parameters(), lr=0.01)
+    if kind == "img":
+        x = torch.rand(batch, 1, 28, 28); y = torch.randint(0, 62, (batch,))
+    else:
+        x = torch.randint(0, 1004, (batch, 20)); y = torch.randint(0, 1004, (batch * 20,))
+    def step():
+        opt.zero_grad(set_to_none=True); F.cross_entropy(m(x), y).backward(); opt.step()
+    return step
+
+def bench(make, kind, batch, secs):
+    step = setup(make, kind, batch)
+    for _ in range(3): step()
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < secs:
+        step(); n += 1
+    return n * batch / (time.perf_counter() - t0)
+
+def rss(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field):
+            return int(line.split()[1]) * 1024
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if args and args[0] == "-mem":
+        name, b = args[1].split("/batch=")
+        base = rss("VmRSS:"); step = setup(*MODELS[name], int(b))
+        for _ in range(10): step()
+        print(json.dumps({"torch": torch.__version__, "key": args[1], "rss_growth_bytes": rss("VmHWM:") - base}))
+        sys.exit(0)
+    secs = float(args[0]) if args else 2.0
+    only = args[1:]
+    out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "examples_per_s": {}}
+    for name, (make, kind) in MODELS.items():
+        for b in (16, 64):
+            key = f"{name}/batch={b}"
+            if only and key not in only:
+                continue
+            out["examples_per_s"][key] = round(bench(make, kind, b, secs), 1)
+    print(json.dumps(out, indent=1))
