@@ -8,7 +8,9 @@
 #   1. runs experiments/quickstart.yaml with the default build (one process, 2 workers);
 #   2. runs it with the MPI build on 1, 2 and 3 ranks (mpirun -np N, 1 worker per rank);
 #   3. compares every file of the four run folders byte for byte (summary.json's wall_seconds,
-#      workers and resumed_from_round lines aside);
+#      workers and resumed_from_round lines aside), and does the same on 2 ranks for adaptive
+#      clipping, DP-AGD and balls-in-bins amplification (experiments/*.yaml) and for the
+#      quickstart with an audit's canaries;
 #   4. kills rank 1 of a 2-rank run once its first checkpoint is written: the job must end on
 #      every rank within 10 s; the same command then resumes from rank 0's checkpoint and must
 #      give the folder of step 1;
@@ -60,6 +62,17 @@ for n in 1 2 3; do
 	mpi -np "$n" "$work/dpfl-mpi" run -mpi -quiet -workers 1 -out "$work/np$n" "$cfg" | grep -e '^trained' -e '^run '
 	echo "wall $(echo "$(date +%s.%N) - $start" | bc) s"
 	if same "$ref" "$(ls -d "$work"/np"$n"/*/)"; then echo "3. $n rank(s) == one process, byte for byte"; else fail=1; fi
+done
+
+# An audit: the quickstart with 100 canaries.
+{ cat "$cfg"; printf 'audit:\n  canaries: 100\n  observe: rounds\n'; } >"$work/audit.yaml"
+for name in adaptive-clip audit dp-agd balls-in-bins; do
+	say "2b. $name: one process, and 2 ranks x 1 worker"
+	other=$repo/experiments/$name.yaml
+	[ "$name" = audit ] && other=$work/audit.yaml
+	"$work/dpfl" run -quiet -workers 2 -out "$work/single-$name" "$other" >/dev/null
+	mpi -np 2 "$work/dpfl-mpi" run -mpi -quiet -workers 1 -out "$work/np2-$name" "$other" | grep -e '^trained' -e '^run '
+	if same "$(ls -d "$work"/single-"$name"/*/)" "$(ls -d "$work"/np2-"$name"/*/)"; then echo "3b. $name: 2 ranks == one process, byte for byte"; else fail=1; fi
 done
 
 say "4. kill rank 1 of 2 after the first checkpoint, then rerun the same command"
