@@ -36,11 +36,15 @@ type Executor interface {
 }
 
 // Job is one round's training: the clients, in cohort order, trained from
-// the global model Params (read only).
+// the global model Params (read only). With Parts > 1 the clients are part
+// Part (0 ≤ Part < Parts) of the round's cohort of n, its clients
+// ⌊n·Part/Parts⌋ … ⌊n·(Part+1)/Parts⌋−1 (sim.Ranks' split), and an
+// executor that prefetches the next cohort prefetches the same part of it.
 type Job struct {
-	Round   int
-	Params  []float32
-	Clients []int
+	Round       int
+	Params      []float32
+	Clients     []int
+	Part, Parts int
 }
 
 // Trained is what training a cohort reports besides its clipped sum.
@@ -149,6 +153,10 @@ func (p *Pool) Train(ctx context.Context, job Job, sum *aggregators.ClippedSum) 
 	var next []int
 	if job.Round+1 < len(p.sched) {
 		next = p.sched[job.Round+1]
+		if job.Parts > 1 {
+			n := len(next)
+			next = next[n*job.Part/job.Parts : n*(job.Part+1)/job.Parts]
+		}
 	}
 	if err := p.src.Fetch(ctx, cohort, next); err != nil {
 		return Trained{}, err

@@ -30,7 +30,8 @@ type Comm interface {
 // Ranks is the executor of one rank of a run spread over processes: each
 // rank trains a fixed slice of every cohort on its Local executor, the
 // slice of rank r of R being clients [⌊n·r/R⌋, ⌊n·(r+1)/R⌋) of the n in
-// cohort order; the ranks' exact partial sums (clipped sums and their
+// cohort order (a streamed population's rank reads and prefetches only its
+// slices: Job.Part and Job.Parts); the ranks' exact partial sums (clipped sums and their
 // statistics) are added by Comm.SumWords, which also carries the clients'
 // losses whole (each in a slot of its own). Since the sums are exact integers,
 // every rank holds the same sum as a single process training the whole
@@ -62,7 +63,7 @@ func (r *Ranks) Train(ctx context.Context, job Job, sum *aggregators.ClippedSum)
 	r.part.Reset(sum.Clip())
 	n := len(job.Clients)
 	lo, hi := r.slice(n)
-	tr, err := r.Local.Train(ctx, Job{Round: job.Round, Params: job.Params, Clients: job.Clients[lo:hi]}, r.part)
+	tr, err := r.Local.Train(ctx, Job{Round: job.Round, Params: job.Params, Clients: job.Clients[lo:hi], Part: r.Comm.Rank(), Parts: r.Comm.Size()}, r.part)
 	if err != nil {
 		return tr, err
 	}

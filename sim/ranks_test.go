@@ -3,8 +3,11 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+
+	"dpfl/datasets"
 )
 
 // runRanks runs spec (made once per rank) on n in-process ranks and
@@ -117,5 +120,89 @@ func TestShareStartAndMismatched(t *testing.T) {
 		if len(x.bad) != 1 || x.bad[0] != 2 {
 			t.Fatalf("rank %d: mismatched ranks %v, want [2]", r, x.bad)
 		}
+	}
+}
+
+// fetches records the cohorts a rank's executor fetches and prefetches.
+type fetches struct {
+	datasets.ClientData
+	mu        sync.Mutex
+	ids, next [][]int
+}
+
+func (f *fetches) Fetch(ctx context.Context, ids, next []int) error {
+	f.mu.Lock()
+	f.ids, f.next = append(f.ids, slices.Clone(ids)), append(f.next, slices.Clone(next))
+	f.mu.Unlock()
+	return f.ClientData.Fetch(ctx, ids, next)
+}
+
+// TestRanksPrefetchTheirSlice: each rank fetches its slice of every cohort
+// and prefetches its slice of the next one, not the whole cohort, so a
+// streamed population's rank reads and holds 1/R of each cohort; the
+// slices of the ranks make up the cohorts. One pool (negative control)
+// prefetches whole cohorts.
+func TestRanksPrefetchTheirSlice(t *testing.T) {
+	const n = 3
+	s0 := spec(1)
+	cohorts := s0.Schedule.Rounds
+	comms := NewLocalComms(n)
+	seen := make([]*fetches, n)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := spec(1)
+			pool, err := NewPool(s)
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			seen[r] = &fetches{ClientData: pool.src}
+			pool.src = seen[r]
+			s.Executor = &Ranks{Local: pool, Comm: comms[r]}
+			_, errs[r] = Run(context.Background(), s, func(Round) {})
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	for t0, c := range cohorts {
+		var ids, next []int
+		for r := range n {
+			f := seen[r]
+			if len(f.ids) != len(cohorts) {
+				t.Fatalf("rank %d fetched %d times over %d rounds", r, len(f.ids), len(cohorts))
+			}
+			lo, hi := len(c)*r/n, len(c)*(r+1)/n
+			if !slices.Equal(f.ids[t0], c[lo:hi]) {
+				t.Fatalf("round %d, rank %d fetched %v, want %v of %v", t0+1, r, f.ids[t0], c[lo:hi], c)
+			}
+			ids, next = append(ids, f.ids[t0]...), append(next, f.next[t0]...)
+		}
+		if !slices.Equal(ids, c) {
+			t.Fatalf("round %d: the ranks fetched %v of %v", t0+1, ids, c)
+		}
+		if t0+1 < len(cohorts) && !slices.Equal(next, cohorts[t0+1]) {
+			t.Fatalf("round %d: the ranks prefetched %v, want %v", t0+1, next, cohorts[t0+1])
+		}
+	}
+	s := spec(1)
+	pool, err := NewPool(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := &fetches{ClientData: pool.src}
+	pool.src, s.Executor = one, pool
+	if _, err := Run(context.Background(), s, func(Round) {}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(one.next[0], cohorts[1]) {
+		t.Fatalf("one pool prefetched %v, want the whole next cohort %v", one.next[0], cohorts[1])
 	}
 }
