@@ -21,8 +21,9 @@ type convGeom struct {
 	out, kh, kw    int
 	stride, pad    int
 	oh, ow         int
-	chunk          int // examples per matrix product
-	xchunk         int // examples per product of the input gradient
+	chunk          int  // examples per matrix product
+	xchunk         int  // examples per product of the input gradient
+	viaIm2col      bool // build im2col matrices even where patches can be read in place
 }
 
 func newConvGeom(batch, c, h, w int, nchw bool, out, k, stride, pad int) convGeom {
@@ -182,7 +183,7 @@ func conv2d(mm *blasCtx, x, w, b *G.Node, g convGeom) (*G.Node, error) {
 // cached) and the input-gradient's chunk, shared by a convolution and its
 // gradient ops (they run one after another on the model's goroutine, the
 // forward pass first). Each is allocated when first needed.
-type convScratch struct{ col, dcol []float32 }
+type convScratch struct{ col, dcol, pad, yv, dyv, wt, dwt []float32 }
 
 func (sc *convScratch) colBuf(g convGeom) []float32 {
 	if sc.col == nil {
@@ -225,6 +226,10 @@ func (o conv) diffWRT() []bool     { return []bool{true, true, true} }
 func (o conv) run(y []float32, in [][]float32) {
 	g := o.g
 	x, w, b := in[0], in[1], in[2]
+	if g.implicit() {
+		o.runImplicit(y, x, w, b)
+		return
+	}
 	K, P := g.kdim(), g.pixels()
 	for e0 := 0; e0 < g.batch; e0 += g.chunk {
 		n := min(g.chunk, g.batch-e0)
@@ -259,6 +264,10 @@ func (o convGradW) shape() tensor.Shape { return o.g.filterShape() }
 func (o convGradW) run(dw []float32, in [][]float32) {
 	g := o.g
 	x, dy := in[0], in[1]
+	if g.implicit() {
+		o.runImplicit(dw, dy)
+		return
+	}
 	K, P := g.kdim(), g.pixels()
 	for e0 := 0; e0 < g.batch; e0 += g.chunk {
 		n := min(g.chunk, g.batch-e0)
