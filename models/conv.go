@@ -12,7 +12,10 @@ import (
 // to [batch, h·w·c]; the first layer may read the channel-major (NCHW)
 // images of a batch instead. Filters are [out, kh, kw, in] so that a filter
 // row matches an im2col row; a convolution is one matrix product per chunk
-// of examples, rows = output pixels: y = im2col(x) · Wᵀ + b.
+// of examples, rows = output pixels: y = im2col(x) · Wᵀ + b. With dpfl's
+// matrix product the forward pass and the filter gradient read the patches
+// in place instead (convdirect.go), with the same bits; the input gradient
+// scatters dy · W through col2im.
 
 // convGeom is the static shape of one convolution.
 type convGeom struct {
