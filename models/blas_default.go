@@ -13,3 +13,7 @@ var BLASBackend = "dpfl gemm (" + gemm.Kernel() + ")"
 // blasCtx is one model's matrix product, C = α·op(A)·op(B) + β·C for
 // row-major matrices (method Sgemm), with the model's own packing buffers.
 type blasCtx = gemm.Context
+
+// implicitConv: convolutions read patches straight from the padded image
+// (convdirect.go) through gemm.SgemmOverlap.
+const implicitConv = true

@@ -29,3 +29,12 @@ func trans(t bool) blas.Transpose {
 	}
 	return blas.NoTrans
 }
+
+// implicitConv: convolutions build im2col matrices, since BLAS requires
+// rows that do not overlap.
+const implicitConv = false
+
+// SgemmOverlap is never called with OpenBLAS (implicitConv is false).
+func (*blasCtx) SgemmOverlap(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	panic("models: overlapping rows need dpfl's gemm")
+}

@@ -12,7 +12,10 @@ import (
 // to [batch, h·w·c]; the first layer may read the channel-major (NCHW)
 // images of a batch instead. Filters are [out, kh, kw, in] so that a filter
 // row matches an im2col row; a convolution is one matrix product per chunk
-// of examples, rows = output pixels: y = im2col(x) · Wᵀ + b.
+// of examples, rows = output pixels: y = im2col(x) · Wᵀ + b. With dpfl's
+// matrix product the forward pass and the filter gradient read the patches
+// in place instead (convdirect.go), with the same bits; the input gradient
+// scatters dy · W through col2im.
 
 // convGeom is the static shape of one convolution.
 type convGeom struct {
@@ -21,8 +24,9 @@ type convGeom struct {
 	out, kh, kw    int
 	stride, pad    int
 	oh, ow         int
-	chunk          int // examples per matrix product
-	xchunk         int // examples per product of the input gradient
+	chunk          int  // examples per matrix product
+	xchunk         int  // examples per product of the input gradient
+	viaIm2col      bool // build im2col matrices even where patches can be read in place
 }
 
 func newConvGeom(batch, c, h, w int, nchw bool, out, k, stride, pad int) convGeom {
@@ -182,7 +186,7 @@ func conv2d(mm *blasCtx, x, w, b *G.Node, g convGeom) (*G.Node, error) {
 // cached) and the input-gradient's chunk, shared by a convolution and its
 // gradient ops (they run one after another on the model's goroutine, the
 // forward pass first). Each is allocated when first needed.
-type convScratch struct{ col, dcol []float32 }
+type convScratch struct{ col, dcol, pad, yv, dyv, wt, dwt []float32 }
 
 func (sc *convScratch) colBuf(g convGeom) []float32 {
 	if sc.col == nil {
@@ -225,6 +229,10 @@ func (o conv) diffWRT() []bool     { return []bool{true, true, true} }
 func (o conv) run(y []float32, in [][]float32) {
 	g := o.g
 	x, w, b := in[0], in[1], in[2]
+	if g.implicit() {
+		o.runImplicit(y, x, w, b)
+		return
+	}
 	K, P := g.kdim(), g.pixels()
 	for e0 := 0; e0 < g.batch; e0 += g.chunk {
 		n := min(g.chunk, g.batch-e0)
@@ -259,6 +267,10 @@ func (o convGradW) shape() tensor.Shape { return o.g.filterShape() }
 func (o convGradW) run(dw []float32, in [][]float32) {
 	g := o.g
 	x, dy := in[0], in[1]
+	if g.implicit() {
+		o.runImplicit(dw, dy)
+		return
+	}
 	K, P := g.kdim(), g.pixels()
 	for e0 := 0; e0 < g.batch; e0 += g.chunk {
 		n := min(g.chunk, g.batch-e0)

@@ -74,7 +74,10 @@
 // Each model is a Gorgonia graph: Gorgonia builds and type-checks it and
 // differentiates it symbolically (G.Grad). The ops are dpfl's own, with
 // shapes fixed at build time (ops.go: dense layer, ReLU, dropout mask;
-// conv.go: convolution as im2col + matrix product, max-pool; lstmops.go:
+// conv.go: convolution as im2col + matrix product, max-pool;
+// convdirect.go: the forward pass and filter gradient reading patches in
+// place from a padded copy of the input, with im2col's exact bits;
+// lstmops.go:
 // embedding and the whole recurrent layer as one op; xent.go: softmax
 // cross-entropy; actops.go: tanh, GELU (Φ and φ from interpolation tables, normal.go), the
 // sum of a residual block;

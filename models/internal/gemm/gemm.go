@@ -113,7 +113,22 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 
 // Sgemm is the package's Sgemm on this Context's buffers.
 func (ctx *Context) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	check(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	check(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc, false)
+	ctx.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// SgemmOverlap is Sgemm for factors whose stored rows may overlap: lda and
+// ldb may be smaller than a stored row's length (at least 1), as when a
+// convolution reads each output pixel's patch straight from the image, the
+// rows of A (or B) starting stride·channels floats apart. A and B are only
+// read; C must not overlap them. Each element is computed exactly as Sgemm
+// computes it.
+func (ctx *Context) SgemmOverlap(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	check(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc, true)
+	ctx.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func (ctx *Context) sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -352,7 +367,9 @@ func packB(dst []float32, B operand, pc, kb, j0, cols, nr int) {
 	}
 }
 
-func check(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) {
+// check panics on inconsistent arguments; with overlap, the leading
+// dimensions of A and B need only be positive.
+func check(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int, overlap bool) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
 	}
@@ -364,7 +381,11 @@ func check(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) {
 	if transB {
 		br, bc = n, k
 	}
-	if lda < max(1, ac) || ldb < max(1, bc) || ldc < max(1, n) {
+	minA, minB := max(1, ac), max(1, bc)
+	if overlap {
+		minA, minB = 1, 1
+	}
+	if lda < minA || ldb < minB || ldc < max(1, n) {
 		panic(fmt.Sprintf("gemm: bad leading dimension lda=%d ldb=%d ldc=%d for %d×%d·%d×%d", lda, ldb, ldc, ar, ac, br, bc))
 	}
 	need := func(rows, cols, ld int) int {

@@ -327,3 +327,59 @@ func BenchmarkSgemm(b *testing.B) {
 		})
 	}
 }
+
+// TestSgemmOverlap: products whose factors' rows overlap (a stride smaller
+// than a row, as a convolution's patches read from the image) give exactly
+// the bits of Sgemm on the same rows copied out, for every transposition,
+// including edge tiles and panels of several passes over k.
+func TestSgemmOverlap(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	// rows copies the rows×cols matrix read at stride ld from x.
+	rows := func(x []float32, nr, nc, ld int) []float32 {
+		d := make([]float32, nr*nc)
+		for i := 0; i < nr; i++ {
+			copy(d[i*nc:(i+1)*nc], x[i*ld:i*ld+nc])
+		}
+		return d
+	}
+	for _, s := range []struct{ m, n, k, step int }{{238, 16, 8, 2}, {56, 32, 64, 32}, {16, 8, 238, 2}, {32, 64, 56, 32}, {7, 13, 300, 3}} {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				ar, ac := s.m, s.k
+				if tA {
+					ar, ac = s.k, s.m
+				}
+				br, bc := s.k, s.n
+				if tB {
+					br, bc = s.n, s.k
+				}
+				x := make([]float32, (ar+br)*s.step+ac+bc+64)
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				a, b := x, x[7:] // A and B overlap each other too
+				c := make([]float32, s.m*s.n)
+				want := make([]float32, s.m*s.n)
+				for i := range c {
+					c[i] = float32(r.NormFloat64())
+				}
+				copy(want, c)
+				var ctx Context
+				ctx.SgemmOverlap(tA, tB, s.m, s.n, s.k, 1, a, s.step, b, s.step, 1, c, s.n)
+				Sgemm(tA, tB, s.m, s.n, s.k, 1, rows(a, ar, ac, s.step), ac, rows(b, br, bc, s.step), bc, 1, want, s.n)
+				for i := range c {
+					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%+v tA=%v tB=%v: C[%d] = %g, copied rows give %g", s, tA, tB, i, c[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a zero stride did not panic")
+		}
+	}()
+	var ctx Context
+	ctx.SgemmOverlap(false, false, 2, 2, 2, 1, make([]float32, 4), 0, make([]float32, 4), 2, 0, make([]float32, 4), 2)
+}
