@@ -301,18 +301,7 @@ func TestAuditPoisson(t *testing.T) {
 	yml := strings.Replace(auditRun(1, auditDPFedAvg, "privacy:\n  epsilon: 4\n"), "  kind: single\n  cohort: 40\n", "  kind: poisson\n  q: 0.04\n", 1)
 	out, a := runAudit(t, yml, 0)
 	rep := *out.Summary.Epsilon
-	for _, e := range a.Estimates {
-		t.Logf("%s: %.3f [%.3f, %.3f], reported %.3f", e.ThreatModel, e.Epsilon, e.Low, e.High, rep)
-		if len(e.InsertedStats) != 250 || len(e.HeldOutStats) != 250 {
-			t.Errorf("%s: %d inserted and %d held-out canaries compared, want all 250 of each", e.ThreatModel, len(e.InsertedStats), len(e.HeldOutStats))
-		}
-		if float64(e.Low) > rep {
-			t.Errorf("%s: false alarm: %.3f [%.3f, %.3f] above %.3f", e.ThreatModel, e.Epsilon, e.Low, e.High, rep)
-		}
-	}
-	if !strings.Contains(a.Estimates[0].Statistic, "largest cosine") {
-		t.Errorf("every-round statistic under sampling: %q", a.Estimates[0].Statistic)
-	}
+	checkSecretScheduleAudit(t, a, rep, "sampling")
 }
 
 // TestAuditWithoutReplacement: a run accounted as sampled without
@@ -326,18 +315,7 @@ func TestAuditWithoutReplacement(t *testing.T) {
 		"  kind: single\n  cohort: 40\n", "  kind: uniform\n  cohort: 40\n", 1)
 	out, a := runAudit(t, yml, 0)
 	rep := *out.Summary.Epsilon
-	for _, e := range a.Estimates {
-		t.Logf("%s: %.3f [%.3f, %.3f], reported %.3f", e.ThreatModel, e.Epsilon, e.Low, e.High, rep)
-		if len(e.InsertedStats) != 250 || len(e.HeldOutStats) != 250 {
-			t.Errorf("%s: %d inserted and %d held-out canaries compared, want all 250 of each (the schedule is secret)", e.ThreatModel, len(e.InsertedStats), len(e.HeldOutStats))
-		}
-		if float64(e.Low) > rep {
-			t.Errorf("%s: false alarm: %.3f [%.3f, %.3f] above %.3f", e.ThreatModel, e.Epsilon, e.Low, e.High, rep)
-		}
-	}
-	if !strings.Contains(a.Estimates[0].Statistic, "largest cosine") {
-		t.Errorf("every-round statistic under sampling without replacement: %q", a.Estimates[0].Statistic)
-	}
+	checkSecretScheduleAudit(t, a, rep, "sampling without replacement")
 }
 
 // TestAuditRefusesAdaptive: an audit with DP-AGD or adaptive clipping is
@@ -355,5 +333,25 @@ func TestAuditRefusesAdaptive(t *testing.T) {
 		if _, _, err := Load([]byte(y), f); err == nil || !strings.Contains(err.Error(), "audit.canaries: not with") {
 			t.Errorf("%s with canaries: %v", f, err)
 		}
+	}
+}
+
+// checkSecretScheduleAudit checks an audit of a run whose schedule is
+// secret (amplified by sampling or by secret bins): every canary of both
+// kinds is compared, the every-round statistic is the largest per-round
+// cosine, and no interval lies above the reported epsilon rep.
+func checkSecretScheduleAudit(t *testing.T, a AuditRecord, rep float64, what string) {
+	t.Helper()
+	for _, e := range a.Estimates {
+		t.Logf("%s: %.3f [%.3f, %.3f], reported %.3f", e.ThreatModel, e.Epsilon, e.Low, e.High, rep)
+		if len(e.InsertedStats) != 250 || len(e.HeldOutStats) != 250 {
+			t.Errorf("%s: %d inserted and %d held-out canaries compared, want all 250 of each (the schedule is secret)", e.ThreatModel, len(e.InsertedStats), len(e.HeldOutStats))
+		}
+		if float64(e.Low) > rep {
+			t.Errorf("%s: false alarm: %.3f [%.3f, %.3f] above %.3f", e.ThreatModel, e.Epsilon, e.Low, e.High, rep)
+		}
+	}
+	if !strings.Contains(a.Estimates[0].Statistic, "largest cosine") {
+		t.Errorf("every-round statistic under %s: %q", what, a.Estimates[0].Statistic)
 	}
 }

@@ -155,16 +155,5 @@ func TestAuditBallsInBins(t *testing.T) {
 	if out.Summary.Accountant != privacy.MonteCarloMethod(0.99) {
 		t.Fatalf("accountant %q", out.Summary.Accountant)
 	}
-	for _, e := range a.Estimates {
-		t.Logf("%s: %.3f [%.3f, %.3f], reported %.3f", e.ThreatModel, e.Epsilon, e.Low, e.High, rep)
-		if len(e.InsertedStats) != 250 || len(e.HeldOutStats) != 250 {
-			t.Errorf("%s: %d inserted and %d held-out canaries compared, want all 250 of each (the schedule is secret)", e.ThreatModel, len(e.InsertedStats), len(e.HeldOutStats))
-		}
-		if float64(e.Low) > rep {
-			t.Errorf("%s: false alarm: %.3f [%.3f, %.3f] above %.3f", e.ThreatModel, e.Epsilon, e.Low, e.High, rep)
-		}
-	}
-	if !strings.Contains(a.Estimates[0].Statistic, "largest cosine") {
-		t.Errorf("every-round statistic under balls-in-bins: %q", a.Estimates[0].Statistic)
-	}
+	checkSecretScheduleAudit(t, a, rep, "balls-in-bins")
 }
