@@ -44,14 +44,11 @@ func applyConv(c *net, l *Layer, x val) (val, error) {
 }
 
 func applyMaxPool(c *net, _ *Layer, x val) (val, error) {
-	img, err := c.image(x.s)
+	img, err := c.nhwcImage(x.s)
 	if err != nil {
 		return x, err
 	}
-	switch {
-	case img.nchw && img.c > 1:
-		return x, c.errorf("reads NHWC images, got the channel-major input %v: put a conv2d first", img)
-	case img.h < 2 || img.w < 2:
+	if img.h < 2 || img.w < 2 {
 		return x, c.errorf("a 2×2 window does not fit the input %v", img)
 	}
 	y := act{feat: (img.h / 2) * (img.w / 2) * img.c, h: img.h / 2, w: img.w / 2, c: img.c}
@@ -142,14 +139,11 @@ func applyResidual(c *net, l *Layer, x val) (val, error) {
 // applyGlobalAvgPool averages each channel over the pixels: an average
 // pool whose one window is the whole (square) image.
 func applyGlobalAvgPool(c *net, _ *Layer, x val) (val, error) {
-	img, err := c.image(x.s)
+	img, err := c.nhwcImage(x.s)
 	if err != nil {
 		return x, err
 	}
-	switch {
-	case img.nchw && img.c > 1:
-		return x, c.errorf("reads NHWC images, got the channel-major input %v: put a conv2d first", img)
-	case img.h != img.w:
+	if img.h != img.w {
 		return x, c.errorf("needs a square image, got %v", img)
 	}
 	p := avgPool{batch: c.rows(), h: img.h, w: img.w, c: img.c, k: img.h, s: img.h}
@@ -157,7 +151,7 @@ func applyGlobalAvgPool(c *net, _ *Layer, x val) (val, error) {
 }
 
 func applyAvgPool(c *net, l *Layer, x val) (val, error) {
-	img, err := c.image(x.s)
+	img, err := c.nhwcImage(x.s)
 	if err != nil {
 		return x, err
 	}
@@ -170,8 +164,6 @@ func applyAvgPool(c *net, l *Layer, x val) (val, error) {
 		p.s = k
 	}
 	switch {
-	case img.nchw && img.c > 1:
-		return x, c.errorf("reads NHWC images, got the channel-major input %v: put a conv2d first", img)
 	case k > img.h || k > img.w:
 		return x, c.errorf("a %d×%d window does not fit the input %v", k, k, img)
 	}

@@ -169,6 +169,16 @@ func (c *net) image(x act) (act, error) {
 	return act{feat: x.feat, h: side, w: side, c: ch, nchw: true}, nil
 }
 
+// nhwcImage is image for the layers that read channel-last images (the
+// pools): a channel-major input of several channels is refused.
+func (c *net) nhwcImage(x act) (act, error) {
+	img, err := c.image(x)
+	if err == nil && img.nchw && img.c > 1 {
+		err = c.errorf("reads NHWC images, got the channel-major input %v: put a conv2d first", img)
+	}
+	return img, err
+}
+
 // features checks that x is a vector per row (not token ids, not an image
 // other than the raw input).
 func (c *net) features(x act) error {
