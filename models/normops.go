@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"dpfl/models/internal/vec"
+
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -17,18 +19,40 @@ import (
 // gets gain[ch]·x̂ + bias[ch]. Layer norm is C = the row's width and G = 1
 // (PyTorch's LayerNorm over the last dimension); group norm is C = an
 // image's channels and G groups (PyTorch's GroupNorm on NCHW maps, here
-// NHWC). The statistics are accumulated in float64.
+// NHWC).
+//
+// The loops are package vec's periodic kernels: value i of a row uses slot
+// i mod t of per-slot arrays, t = lcm(C, 32) (a multiple of C, so a slot is
+// always one channel and one group; 32 for the statistics of layer norm,
+// whose one group needs no channel). The statistics are two passes (the
+// mean, then the squared deviations from it), accumulated in float64 per
+// slot and then per group in slot order; x̂ is computed in float64 and
+// rounded once. The gradients' sums (per group, and the gain's and bias's
+// per channel over the batch) are float64 as well. The results depend on t
+// through the order of the float64 sums only (relative differences of order
+// 1e-16 before the float32 rounding).
 type norm struct {
 	rows, feat, ch, groups int
 	st                     *normState
 }
 
-// normState is what the forward pass keeps for the gradient: x̂ and each
-// (row, group)'s 1/sqrt(var + eps).
+// normState is what the forward pass keeps for the gradient, x̂ and each
+// (row, group)'s 1/sqrt(var + eps), and the kernels' per-slot arrays.
 type normState struct {
 	xhat []float32
 	rstd []float64
-	grp  []int // each channel's group
+	sl   *normSlots
+}
+
+// normSlots are the per-slot arrays: ts slots for the statistics, tc for
+// the channels' parameters and sums.
+type normSlots struct {
+	ts, tc     int
+	grp        []int     // each statistics slot's group
+	s0, s1     []float64 // ts: per-row sums
+	m, b, r    []float64 // ts: each slot's group's mean (or mean of ĝ), mean of ĝ·x̂, 1/σ
+	gain, bias []float32 // tc: the parameters repeated
+	c0, c1     []float64 // tc: the parameters' gradient sums
 }
 
 // normEps is added to the variance.
@@ -50,16 +74,53 @@ func (o norm) name() string {
 func (o norm) shape() tensor.Shape { return tensor.Shape{o.rows, o.feat} }
 func (o norm) diffWRT() []bool     { return []bool{true, true, true} }
 
-// groupOf returns each channel's group (made on first use; the loops walk
-// a row's values as positions × channels, so no value needs a division).
-func (o norm) groupOf() []int {
-	if o.st.grp == nil {
-		o.st.grp = make([]int, o.ch)
-		for c := range o.st.grp {
-			o.st.grp[c] = c / (o.ch / o.groups)
+// slots returns the per-slot arrays (made on first use) with the gain and
+// bias repeated over tc slots (bias may be nil).
+func (o norm) slots(gain, bias []float32) *normSlots {
+	sl := o.st.sl
+	if sl == nil {
+		tc := o.ch * 32 / gcd(o.ch, 32)
+		ts := tc
+		if o.groups == 1 {
+			ts = 32
+		}
+		sl = &normSlots{ts: ts, tc: tc, grp: make([]int, ts),
+			s0: make([]float64, ts), s1: make([]float64, ts), m: make([]float64, ts), b: make([]float64, ts), r: make([]float64, ts),
+			gain: make([]float32, tc), bias: make([]float32, tc), c0: make([]float64, tc), c1: make([]float64, tc)}
+		for s := range sl.grp {
+			sl.grp[s] = s % o.ch / (o.ch / o.groups)
+		}
+		o.st.sl = sl
+	}
+	for s := 0; s < sl.tc; s += o.ch {
+		copy(sl.gain[s:s+o.ch], gain)
+		if bias != nil {
+			copy(sl.bias[s:s+o.ch], bias)
 		}
 	}
-	return o.st.grp
+	return sl
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// groupSums sets dst[g] to the sum of the slots of group g, in slot order.
+func (sl *normSlots) groupSums(dst, s []float64) {
+	clear(dst)
+	for i, v := range s {
+		dst[sl.grp[i]] += v
+	}
+}
+
+// spread sets dst[s] to v[s's group]/n.
+func (sl *normSlots) spread(dst, v []float64, n float64) {
+	for i := range dst {
+		dst[i] = v[sl.grp[i]] / n
+	}
 }
 
 func (o norm) run(y []float32, in [][]float32) {
@@ -68,40 +129,26 @@ func (o norm) run(y []float32, in [][]float32) {
 	if st.xhat == nil {
 		st.xhat, st.rstd = make([]float32, o.rows*o.feat), make([]float64, o.rows*o.groups)
 	}
-	grp := o.groupOf()
+	sl := o.slots(gain, bias)
 	n := float64(o.feat / o.groups)
-	var sum, sq [maxGroups]float64
+	var mean, sq [maxGroups]float64
 	for r := 0; r < o.rows; r++ {
-		row, xh, out := x[r*o.feat:(r+1)*o.feat], st.xhat[r*o.feat:(r+1)*o.feat], y[r*o.feat:(r+1)*o.feat]
-		clear(sum[:o.groups])
-		clear(sq[:o.groups])
-		for p := 0; p < o.feat; p += o.ch {
-			for c, v := range row[p : p+o.ch] {
-				sum[grp[c]] += float64(v)
-			}
-		}
-		for g := 0; g < o.groups; g++ {
-			sum[g] /= n // the mean
-		}
-		for p := 0; p < o.feat; p += o.ch {
-			for c, v := range row[p : p+o.ch] {
-				d := float64(v) - sum[grp[c]]
-				sq[grp[c]] += d * d
-			}
-		}
+		row, xh := x[r*o.feat:(r+1)*o.feat], st.xhat[r*o.feat:(r+1)*o.feat]
+		clear(sl.s0)
+		vec.SumP(sl.s0, row)
+		sl.groupSums(mean[:o.groups], sl.s0)
+		sl.spread(sl.m, mean[:o.groups], n)
+		clear(sl.s1)
+		vec.SumSqDevP(sl.s1, sl.m, row)
+		sl.groupSums(sq[:o.groups], sl.s1)
 		rs := st.rstd[r*o.groups : (r+1)*o.groups]
 		for g := range rs {
 			rs[g] = 1 / math.Sqrt(sq[g]/n+normEps)
 		}
-		for p := 0; p < o.feat; p += o.ch {
-			xp, op := xh[p:p+o.ch], out[p:p+o.ch]
-			for c, v := range row[p : p+o.ch] {
-				g := grp[c]
-				xp[c] = float32((float64(v) - sum[g]) * rs[g])
-				op[c] = gain[c]*xp[c] + bias[c]
-			}
-		}
+		sl.spread(sl.r, rs, 1)
+		vec.NormP(xh, row, sl.m, sl.r)
 	}
+	vec.AffineP(y, st.xhat, sl.gain, sl.bias)
 }
 
 // maxGroups bounds the groups of a norm (validated with the layer).
@@ -129,34 +176,26 @@ func (o normGradX) name() string {
 func (o normGradX) shape() tensor.Shape { return tensor.Shape{o.rows, o.feat} }
 func (o normGradX) run(dx []float32, in [][]float32) {
 	g, gain := in[0], in[1]
-	grp := norm(o).groupOf()
+	sl := norm(o).slots(gain, nil)
 	n := float64(o.feat / o.groups)
 	var mg, mgx [maxGroups]float64
 	for r := 0; r < o.rows; r++ {
 		gr, xh, d := g[r*o.feat:(r+1)*o.feat], o.st.xhat[r*o.feat:(r+1)*o.feat], dx[r*o.feat:(r+1)*o.feat]
-		clear(mg[:o.groups])
-		clear(mgx[:o.groups])
-		for p := 0; p < o.feat; p += o.ch {
-			xp := xh[p : p+o.ch]
-			for c, v := range gr[p : p+o.ch] {
-				k, gh := grp[c], float64(v)*float64(gain[c])
-				mg[k] += gh
-				mgx[k] += gh * float64(xp[c])
-			}
-		}
-		rs := o.st.rstd[r*o.groups : (r+1)*o.groups]
-		for p := 0; p < o.feat; p += o.ch {
-			xp, dp := xh[p:p+o.ch], d[p:p+o.ch]
-			for c, v := range gr[p : p+o.ch] {
-				k, gh := grp[c], float64(v)*float64(gain[c])
-				dp[c] = float32(rs[k] * (gh - mg[k]/n - float64(xp[c])*mgx[k]/n))
-			}
-		}
+		clear(sl.s0)
+		clear(sl.s1)
+		vec.DotsP(sl.s0, sl.s1, gr, sl.gain, xh)
+		sl.groupSums(mg[:o.groups], sl.s0)
+		sl.groupSums(mgx[:o.groups], sl.s1)
+		sl.spread(sl.m, mg[:o.groups], n)
+		sl.spread(sl.b, mgx[:o.groups], n)
+		sl.spread(sl.r, o.st.rstd[r*o.groups:(r+1)*o.groups], 1)
+		vec.GradXP(d, gr, sl.gain, xh, sl.m, sl.b, sl.r)
 	}
 }
 
 // normGradAffine is the gain's gradient Σ g·x̂ (gain) or the bias's Σ g
-// per channel, over rows and positions.
+// per channel, over rows and positions (float64 sums per slot, then per
+// channel in slot order).
 type normGradAffine struct {
 	norm
 	gain bool
@@ -168,17 +207,22 @@ func (o normGradAffine) name() string {
 func (o normGradAffine) shape() tensor.Shape { return tensor.Shape{o.ch} }
 func (o normGradAffine) run(d []float32, in [][]float32) {
 	g := in[0]
-	clear(d)
-	for r := 0; r < o.rows; r++ {
-		for p := r * o.feat; p < (r+1)*o.feat; p += o.ch {
-			gp, xp := g[p:p+o.ch], o.st.xhat[p:p+o.ch]
-			for c, v := range gp {
-				if o.gain {
-					v *= xp[c]
-				}
-				d[c] += v
-			}
+	sl := o.st.sl // the forward pass made it
+	clear(sl.c0)
+	acc := sl.c0
+	if o.gain {
+		clear(sl.c1)
+		vec.SumProdP(sl.c0, sl.c1, g, o.st.xhat)
+		acc = sl.c1
+	} else {
+		vec.SumP(sl.c0, g)
+	}
+	for c := range d {
+		var s float64
+		for k := c; k < sl.tc; k += o.ch {
+			s += acc[k]
 		}
+		d[c] = float32(s)
 	}
 }
 
