@@ -19,6 +19,9 @@ func kern6x32AVX512(k int, a *float32, rs, ps int, b *float32, ldb int, c *float
 func kern12x16AVX512(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, load bool)
 
 //go:noescape
+func kern12x16AVX512p(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, mask uint32, load bool)
+
+//go:noescape
 func kern6x32AVX512p(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, rows int, mask uint32, load bool)
 
 //go:noescape
@@ -56,6 +59,20 @@ func setupAVX512() {
 		kern6x16AVX512p(k, unsafe.SliceData(a), rs, ps, unsafe.SliceData(b), ldb, unsafe.SliceData(c), ldc, rows, colMask(cols), load)
 	}
 	avx512Kernels = kernels{avx512Kernel, avx512Kernel16}
+	// The 12×16 kernel's partial tiles: all twelve rows masked to the
+	// columns, or fewer rows as two 6-row partial tiles (each element
+	// keeps its chain).
+	avx512Kernel12x16.part = func(k int, a []float32, rs, ps int, b []float32, ldb int, c []float32, ldc int, rows, cols int, load bool) {
+		if rows == 12 {
+			partCheck(k, 12, rows, cols, 16, a, rs, ps, b, ldb, c, ldc)
+			kern12x16AVX512p(k, unsafe.SliceData(a), rs, ps, unsafe.SliceData(b), ldb, unsafe.SliceData(c), ldc, colMask(cols), load)
+			return
+		}
+		avx512Kernel16.part(k, a, rs, ps, b, ldb, c, ldc, min(rows, 6), cols, load)
+		if rows > 6 {
+			avx512Kernel16.part(k, a[6*rs:], rs, ps, b, ldb, c[6*ldc:], ldc, rows-6, cols, load)
+		}
+	}
 }
 
 var avx512Kernel16 kernel
