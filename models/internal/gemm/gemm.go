@@ -159,9 +159,11 @@ func (ctx *Context) sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 		buf.run(active, operand{b, ldb, false, 1}, operand{a, lda, true, alpha}, n, m, k, c, ldc, true, beta != 0)
 		return
 	}
-	if transA && !transB && n < m && n <= active.edge.nr {
+	if transA && !transB && n < m && n <= active.edge.nr && !(n <= narrowCols && narrow.main.part != nil) {
 		// C = Aᵀ·B with few columns: compute Cᵀ = Bᵀ·A, whose wide side
-		// fills the kernel's columns.
+		// fills the kernel's columns (unless the narrow kernel computes
+		// partial tiles in place: transposing C goes through a scratch
+		// tile, which costs more than the narrow kernel's idle columns).
 		buf.run(active, operand{b, ldb, true, alpha}, operand{a, lda, false, 1}, n, m, k, c, ldc, true, beta != 0)
 		return
 	}
