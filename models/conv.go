@@ -3,6 +3,8 @@ package models
 import (
 	"fmt"
 
+	"dpfl/models/internal/vec"
+
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -137,8 +139,52 @@ func zero(d []float32) {
 }
 
 // col2im adds the rows of dcol (as im2col laid them out) into dx for
-// examples e0..e0+n, in row order.
+// examples e0..e0+n: each input value receives its terms in row order (the
+// output pixels in order). For NHWC input it adds, per output row and
+// kernel row, one kernel column of every output pixel of the row at a time
+// (runs of c values, s·c apart in dx), the kernel columns from last to
+// first: a value's terms then come in increasing output column, as in row
+// order.
 func (g convGeom) col2im(dx, dcol []float32, e0, n int) {
+	if g.nchw && g.c > 1 {
+		g.col2imNCHW(dx, dcol, e0, n)
+		return
+	}
+	K, C, s := g.kdim(), g.c, g.stride
+	row := 0
+	for e := e0; e < e0+n; e++ {
+		img := dx[e*g.inDim() : (e+1)*g.inDim()]
+		for oy := 0; oy < g.oh; oy, row = oy+1, row+g.ow {
+			for i := 0; i < g.kh; i++ {
+				iy := oy*s - g.pad + i
+				if iy < 0 || iy >= g.h {
+					continue
+				}
+				for j := g.kw - 1; j >= 0; j-- {
+					// The output columns whose kernel column j is inside
+					// the image: 0 ≤ ox·s − pad + j < w.
+					lo, hi := 0, g.w-1+g.pad-j
+					if hi < 0 {
+						continue
+					}
+					if d := g.pad - j; d > 0 {
+						lo = (d + s - 1) / s
+					}
+					hi = min(g.ow-1, hi/s)
+					if hi < lo {
+						continue
+					}
+					dst := img[(iy*g.w+lo*s-g.pad+j)*C:]
+					src := dcol[(row+lo)*K+(i*g.kw+j)*C:]
+					vec.AddStrided(dst, s*C, src, K, C, hi-lo+1)
+				}
+			}
+		}
+	}
+}
+
+// col2imNCHW is col2im for channel-major input, in row order.
+func (g convGeom) col2imNCHW(dx, dcol []float32, e0, n int) {
 	K, C := g.kdim(), g.c
 	row := 0
 	for e := e0; e < e0+n; e++ {
@@ -154,17 +200,9 @@ func (g convGeom) col2im(dx, dcol []float32, e0, n int) {
 					}
 					x0 := ox*g.stride - g.pad
 					j0, j1 := max(0, -x0), min(g.kw, g.w-x0)
-					if j1 <= j0 {
-						continue
-					}
-					s := src[i*g.kw*C : (i+1)*g.kw*C]
-					if !g.nchw || C == 1 {
-						addTo(img[(iy*g.w+x0+j0)*C:(iy*g.w+x0+j1)*C], s[j0*C:j1*C])
-						continue
-					}
 					for j := j0; j < j1; j++ {
 						for c := 0; c < C; c++ {
-							img[(c*g.h+iy)*g.w+x0+j] += s[j*C+c]
+							img[(c*g.h+iy)*g.w+x0+j] += src[i*g.kw*C+j*C+c]
 						}
 					}
 				}

@@ -82,9 +82,7 @@ func (o colSum) shape() tensor.Shape { return tensor.Shape{o.cols} }
 func (o colSum) run(s []float32, in [][]float32) {
 	x := in[0]
 	copy(s, x[:o.cols])
-	for r := 1; r < o.rows; r++ {
-		addTo(s, x[r*o.cols:(r+1)*o.cols])
-	}
+	vec.SumRows(s, x[o.cols:o.rows*o.cols]) // each column's sum in row order
 }
 
 // addTo adds x into s elementwise.

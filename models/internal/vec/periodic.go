@@ -105,3 +105,39 @@ func GradXP(dst, g, gain, x []float32, a, b, r []float64) {
 		dst[i] = float32(float64((h-a[s])-float64(float64(x[i])*b[s])) * r[s])
 	}
 }
+
+// AddStrided sets dst[r·ds+k] += src[r·ss+k] for r < count and k < width:
+// count runs of width values, ds and ss apart (ds ≥ width, so that the
+// runs of dst do not overlap). It panics if ds < width or a run is out of
+// range.
+func AddStrided(dst []float32, ds int, src []float32, ss, width, count int) {
+	if count <= 0 || width <= 0 {
+		return
+	}
+	if ds < width || ss < 0 || len(dst) < (count-1)*ds+width || len(src) < (count-1)*ss+width {
+		panic("vec: AddStrided out of range")
+	}
+	k0 := addStridedAsm(dst, ds, src, ss, width, count)
+	if k0 == width {
+		return
+	}
+	for r := 0; r < count; r++ {
+		d, s := dst[r*ds+k0:r*ds+width], src[r*ss+k0:r*ss+width]
+		for k := range d {
+			d[k] += s[k]
+		}
+	}
+}
+
+// SumRows sets acc[i mod len(acc)] += x[i] in float32: the rows of x (of
+// len(acc) values) added into acc one after another.
+func SumRows(acc, x []float32) {
+	t := len(acc)
+	i := 0
+	if t%8 == 0 {
+		i = sumRowsAsm(acc, x)
+	}
+	for ; i < len(x); i++ {
+		acc[i%t] += x[i]
+	}
+}

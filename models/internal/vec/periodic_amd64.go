@@ -83,3 +83,27 @@ func gradXPAsm(dst, g, gain, x []float32, a, b, r []float64) int {
 	}
 	return n
 }
+
+//go:noescape
+func addStridedAVX2(dst *float32, ds int, src *float32, ss, width, count int)
+
+// addStridedAsm adds the first width&^7 values of each run and returns
+// how many (the caller has checked the ranges).
+func addStridedAsm(dst []float32, ds int, src []float32, ss, width, count int) int {
+	w := blocks(width)
+	if w > 0 {
+		addStridedAVX2(unsafe.SliceData(dst), ds, unsafe.SliceData(src), ss, w, count)
+	}
+	return w
+}
+
+//go:noescape
+func sumRowsAVX2(acc *float32, t int, x *float32, n int)
+
+func sumRowsAsm(acc, x []float32) int {
+	n := blocks(len(x))
+	if n > 0 {
+		sumRowsAVX2(unsafe.SliceData(acc), len(acc), unsafe.SliceData(x), n)
+	}
+	return n
+}

@@ -260,3 +260,53 @@ gradXPAVX2_w1:
 	JLT gradXPAVX2_loop
 	VZEROUPPER
 	RET
+
+// func addStridedAVX2(dst *float32, ds int, src *float32, ss, width, count int)
+// width (a multiple of 8) values of each of count runs; count ≥ 1.
+TEXT ·addStridedAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ds+8(FP), R8
+	SHLQ $2, R8
+	MOVQ src+16(FP), SI
+	MOVQ ss+24(FP), R9
+	SHLQ $2, R9
+	MOVQ width+32(FP), R10
+	MOVQ count+40(FP), CX
+addStridedAVX2_row:
+	XORQ AX, AX
+addStridedAVX2_col:
+	VMOVUPS (DI)(AX*4), Y0
+	VADDPS (SI)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, R10
+	JLT addStridedAVX2_col
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ CX
+	JNZ addStridedAVX2_row
+	VZEROUPPER
+	RET
+
+// func sumRowsAVX2(acc *float32, t int, x *float32, n int)
+TEXT ·sumRowsAVX2(SB), NOSPLIT, $0-32
+	MOVQ acc+0(FP), DI
+	MOVQ t+8(FP), R8
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+	XORQ DX, DX
+sumRowsAVX2_loop:
+	VMOVUPS (SI)(AX*4), Y0
+	VADDPS (DI)(DX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(DX*4)
+	ADDQ $8, AX
+	ADDQ $8, DX
+	CMPQ DX, R8
+	JNE sumRowsAVX2_w0
+	XORQ DX, DX
+sumRowsAVX2_w0:
+	CMPQ AX, CX
+	JLT sumRowsAVX2_loop
+	VZEROUPPER
+	RET

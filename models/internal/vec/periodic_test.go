@@ -34,7 +34,12 @@ func TestPeriodicAssemblyMatchesGo(t *testing.T) {
 			a, b, sc := slots(ts, r), slots(ts, r), slots(ts, r)
 			init0, init1 := slots(ts, r), slots(ts, r)
 			ops := map[string]func(d []float32, s0, s1 []float64){
-				"SumP":      func(_ []float32, s0, _ []float64) { SumP(s0, x) },
+				"SumP": func(_ []float32, s0, _ []float64) { SumP(s0, x) },
+				"SumRows": func(d []float32, _, _ []float64) {
+					acc := append([]float32(nil), gain...)
+					SumRows(acc, x)
+					copy(d, acc)
+				},
 				"SumSqDevP": func(_ []float32, s0, _ []float64) { SumSqDevP(s0, a, x) },
 				"NormP":     func(d []float32, _, _ []float64) { NormP(d, x, a, sc) },
 				"AffineP":   func(d []float32, _, _ []float64) { AffineP(d, x, gain, bias) },
@@ -115,5 +120,35 @@ func TestPeriodicReference(t *testing.T) {
 	SumP(good, x)
 	if same64(bad[1], good[1]) && same64(bad[ts-1], good[ts-1]) {
 		t.Fatal("a period of ts+8 gave the sums of period ts")
+	}
+}
+
+// TestAddStrided: the assembly gives the Go code's bits for widths with
+// and without a tail, and the result is the runs' sums (values outside the
+// runs untouched, checked against a plain loop on a copy).
+func TestAddStrided(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	saved := useAVX2
+	defer func() { useAVX2 = saved }()
+	for _, c := range [][4]int{{8, 8, 24, 14}, {16, 32, 144, 7}, {3, 6, 9, 5}, {12, 12, 40, 9}, {8, 8, 8, 1}} {
+		width, ds, ss, count := c[0], c[1], c[2], c[3]
+		src := inputs((count-1)*ss+width, r)
+		base := inputs((count-1)*ds+width+5, r)
+		want := append([]float32(nil), base...)
+		for k := 0; k < count; k++ {
+			for j := 0; j < width; j++ {
+				want[k*ds+j] += src[k*ss+j]
+			}
+		}
+		for _, asm := range []bool{true, false} {
+			useAVX2 = asm && saved
+			got := append([]float32(nil), base...)
+			AddStrided(got, ds, src, ss, width, count)
+			for i := range got {
+				if !same(got[i], want[i]) {
+					t.Fatalf("width %d ds %d ss %d count %d (asm %v): value %d is %g, want %g", width, ds, ss, count, asm, i, got[i], want[i])
+				}
+			}
+		}
 	}
 }
