@@ -247,34 +247,25 @@ func (o avgPool) name() string {
 func (o avgPool) shape() tensor.Shape { return tensor.Shape{o.batch, o.oh() * o.ow() * o.c} }
 func (o avgPool) diffWRT() []bool     { return []bool{true} }
 
-// window calls f(out, in) for each output value and each input value of its
-// window (in window order).
-func (o avgPool) window(f func(out, in int)) {
+// run adds each window's rows of k pixels (k·c contiguous values) into its
+// output with vec.SumRows, in window order (as each output's sum is
+// defined), then scales.
+func (o avgPool) run(y []float32, in [][]float32) {
+	x, inv := in[0], 1/float32(o.k*o.k)
 	oh, ow, C := o.oh(), o.ow(), o.c
+	clear(y)
 	for e := 0; e < o.batch; e++ {
 		for py := 0; py < oh; py++ {
 			for px := 0; px < ow; px++ {
-				k := ((e*oh+py)*ow + px) * C
+				out := y[((e*oh+py)*ow+px)*C:][:C]
 				for i := 0; i < o.k; i++ {
-					for j := 0; j < o.k; j++ {
-						src := ((e*o.h+py*o.s+i)*o.w + px*o.s + j) * C
-						for c := 0; c < C; c++ {
-							f(k+c, src+c)
-						}
-					}
+					src := ((e*o.h+py*o.s+i)*o.w + px*o.s) * C
+					vec.SumRows(out, x[src:src+o.k*C])
 				}
 			}
 		}
 	}
-}
-
-func (o avgPool) run(y []float32, in [][]float32) {
-	x, inv := in[0], 1/float32(o.k*o.k)
-	clear(y)
-	o.window(func(out, i int) { y[out] += x[i] })
-	for i := range y {
-		y[i] *= inv
-	}
+	vec.Scale(y, inv, y)
 }
 
 func (o avgPool) symDiff(_ G.Nodes, _, g *G.Node) (G.Nodes, error) {
@@ -282,13 +273,27 @@ func (o avgPool) symDiff(_ G.Nodes, _, g *G.Node) (G.Nodes, error) {
 	return G.Nodes{dx}, err
 }
 
-// avgPoolGrad spreads each output's gradient evenly over its window.
+// avgPoolGrad spreads each output's gradient evenly over its window (the
+// outputs in order, each window's pixels in order).
 type avgPoolGrad avgPool
 
 func (o avgPoolGrad) name() string        { return "grad" + avgPool(o).name() }
 func (o avgPoolGrad) shape() tensor.Shape { return tensor.Shape{o.batch, o.h * o.w * o.c} }
 func (o avgPoolGrad) run(dx []float32, in [][]float32) {
 	g, inv := in[0], 1/float32(o.k*o.k)
+	oh, ow, C := avgPool(o).oh(), avgPool(o).ow(), o.c
 	clear(dx)
-	avgPool(o).window(func(out, i int) { dx[i] += g[out] * inv })
+	for e := 0; e < o.batch; e++ {
+		for py := 0; py < oh; py++ {
+			for px := 0; px < ow; px++ {
+				gout := g[((e*oh+py)*ow+px)*C:][:C]
+				for i := 0; i < o.k; i++ {
+					for j := 0; j < o.k; j++ {
+						src := ((e*o.h+py*o.s+i)*o.w + px*o.s + j) * C
+						vec.Axpy(dx[src:src+C], inv, gout)
+					}
+				}
+			}
+		}
+	}
 }

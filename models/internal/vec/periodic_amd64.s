@@ -296,6 +296,10 @@ TEXT ·sumRowsAVX2(SB), NOSPLIT, $0-32
 	MOVQ n+24(FP), CX
 	XORQ AX, AX
 	XORQ DX, DX
+	CMPQ R8, $8
+	JEQ sumRowsAVX2_8
+	CMPQ R8, $16
+	JEQ sumRowsAVX2_16
 sumRowsAVX2_loop:
 	VMOVUPS (SI)(AX*4), Y0
 	VADDPS (DI)(DX*4), Y0, Y0
@@ -308,5 +312,35 @@ sumRowsAVX2_loop:
 sumRowsAVX2_w0:
 	CMPQ AX, CX
 	JLT sumRowsAVX2_loop
+	VZEROUPPER
+	RET
+
+// Periods 8 and 16: the accumulators stay in registers.
+sumRowsAVX2_8:
+	VMOVUPS (DI), Y1
+sumRowsAVX2_8loop:
+	VADDPS (SI)(AX*4), Y1, Y1
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT sumRowsAVX2_8loop
+	VMOVUPS Y1, (DI)
+	VZEROUPPER
+	RET
+
+sumRowsAVX2_16:
+	VMOVUPS (DI), Y1
+	VMOVUPS 32(DI), Y2
+sumRowsAVX2_16loop:
+	VADDPS (SI)(AX*4), Y1, Y1
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JGE sumRowsAVX2_16done
+	VADDPS (SI)(AX*4), Y2, Y2
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT sumRowsAVX2_16loop
+sumRowsAVX2_16done:
+	VMOVUPS Y1, (DI)
+	VMOVUPS Y2, 32(DI)
 	VZEROUPPER
 	RET

@@ -27,7 +27,7 @@ func TestPeriodicAssemblyMatchesGo(t *testing.T) {
 		t.Skip("no AVX2 on this machine: only the Go code runs")
 	}
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, per := range [][2]int{{8, 8}, {32, 32}, {32, 128}, {96, 32}, {128, 128}} {
+	for _, per := range [][2]int{{8, 8}, {16, 16}, {32, 32}, {32, 128}, {96, 32}, {128, 128}} {
 		ts, tc := per[0], per[1]
 		for _, n := range []int{1, 7, 8, 9, 64, 100, 1003, 4096} {
 			x, g, gain, bias := inputs(n, r), inputs(n, r), inputs(tc, r), inputs(tc, r)
