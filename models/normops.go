@@ -108,8 +108,21 @@ func gcd(a, b int) int {
 	return a
 }
 
-// groupSums sets dst[g] to the sum of the slots of group g, in slot order.
+// groupSums sets dst[g] to the sum of the slots of group g, in slot order
+// (with one group, as four interleaved partial sums ((s0+s1)+(s2+s3)), so
+// the additions overlap).
 func (sl *normSlots) groupSums(dst, s []float64) {
+	if len(dst) == 1 && len(s)%4 == 0 {
+		var s0, s1, s2, s3 float64
+		for i := 0; i < len(s); i += 4 {
+			s0 += s[i]
+			s1 += s[i+1]
+			s2 += s[i+2]
+			s3 += s[i+3]
+		}
+		dst[0] = (s0 + s1) + (s2 + s3)
+		return
+	}
 	clear(dst)
 	for i, v := range s {
 		dst[sl.grp[i]] += v

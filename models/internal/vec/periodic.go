@@ -133,10 +133,18 @@ func AddStrided(dst []float32, ds int, src []float32, ss, width, count int) {
 // len(acc) values) added into acc one after another.
 func SumRows(acc, x []float32) {
 	t := len(acc)
-	i := 0
-	if t%8 == 0 {
-		i = sumRowsAsm(acc, x)
+	if t%8 != 0 || t > 64 { // wide rows: Add row by row
+		r := 0
+		for ; (r+1)*t <= len(x); r++ {
+			Add(acc, x[r*t:(r+1)*t])
+		}
+		tail := x[r*t:]
+		for i, v := range tail {
+			acc[i] += v
+		}
+		return
 	}
+	i := sumRowsAsm(acc, x)
 	for ; i < len(x); i++ {
 		acc[i%t] += x[i]
 	}

@@ -152,3 +152,26 @@ func TestAddStrided(t *testing.T) {
 		}
 	}
 }
+
+// TestSumRows: for periods of 8 to 1004 (multiples of 8 or not, held in
+// registers, in memory or added row by row) and lengths with a partial last
+// row, SumRows gives the bits of adding the values into their slots one
+// after another.
+func TestSumRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, per := range []int{8, 16, 24, 64, 72, 100, 1004} {
+		for _, n := range []int{0, 5, per, 3*per + 5, 20 * per} {
+			x, acc := inputs(n, r), inputs(per, r)
+			want := append([]float32(nil), acc...)
+			for i, v := range x {
+				want[i%per] += v
+			}
+			SumRows(acc, x)
+			for i := range acc {
+				if !same(acc[i], want[i]) {
+					t.Fatalf("period %d, %d values: slot %d is %g, want %g", per, n, i, acc[i], want[i])
+				}
+			}
+		}
+	}
+}
