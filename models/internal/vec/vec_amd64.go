@@ -118,3 +118,25 @@ func scaleAsm(dst []float32, a float32, x []float32) int {
 	}
 	return n
 }
+
+//go:noescape
+func geluAVX2(dst, x *float32, n int)
+
+//go:noescape
+func geluGradAVX2(dst, x, gr *float32, n int)
+
+func geluAsm(dst, x []float32) int {
+	n := blocks(len(dst))
+	if n > 0 {
+		geluAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), n)
+	}
+	return n
+}
+
+func geluGradAsm(dst, x, g []float32) int {
+	n := blocks(len(dst))
+	if n > 0 {
+		geluGradAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(g), n)
+	}
+	return n
+}

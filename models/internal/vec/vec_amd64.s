@@ -1,7 +1,7 @@
 #include "textflag.h"
 
-// AVX2 loops of package vec (see vec.go): the same float32 operations as
-// the Go code, in the same order, 8 lanes at a time (no FMA).
+// AVX2 loops of package vec (see vec.go and gelu.go): the same float32
+// operations as the Go code, in the same order, 8 lanes at a time (no FMA).
 
 DATA vc<>+0(SB)/4, $0x3fb8aa3b
 DATA vc<>+4(SB)/4, $0x3fb8aa3b
@@ -139,7 +139,103 @@ DATA vc<>+528(SB)/4, $0xc0000000
 DATA vc<>+532(SB)/4, $0xc0000000
 DATA vc<>+536(SB)/4, $0xc0000000
 DATA vc<>+540(SB)/4, $0xc0000000
-GLOBL vc<>(SB), RODATA|NOPTR, $544
+DATA vc<>+544(SB)/4, $0xbf000000
+DATA vc<>+548(SB)/4, $0xbf000000
+DATA vc<>+552(SB)/4, $0xbf000000
+DATA vc<>+556(SB)/4, $0xbf000000
+DATA vc<>+560(SB)/4, $0xbf000000
+DATA vc<>+564(SB)/4, $0xbf000000
+DATA vc<>+568(SB)/4, $0xbf000000
+DATA vc<>+572(SB)/4, $0xbf000000
+DATA vc<>+576(SB)/4, $0x3e800000
+DATA vc<>+580(SB)/4, $0x3e800000
+DATA vc<>+584(SB)/4, $0x3e800000
+DATA vc<>+588(SB)/4, $0x3e800000
+DATA vc<>+592(SB)/4, $0x3e800000
+DATA vc<>+596(SB)/4, $0x3e800000
+DATA vc<>+600(SB)/4, $0x3e800000
+DATA vc<>+604(SB)/4, $0x3e800000
+DATA vc<>+608(SB)/4, $0x3ecc422a
+DATA vc<>+612(SB)/4, $0x3ecc422a
+DATA vc<>+616(SB)/4, $0x3ecc422a
+DATA vc<>+620(SB)/4, $0x3ecc422a
+DATA vc<>+624(SB)/4, $0x3ecc422a
+DATA vc<>+628(SB)/4, $0x3ecc422a
+DATA vc<>+632(SB)/4, $0x3ecc422a
+DATA vc<>+636(SB)/4, $0x3ecc422a
+DATA vc<>+640(SB)/4, $0x3dcc67e7
+DATA vc<>+644(SB)/4, $0x3dcc67e7
+DATA vc<>+648(SB)/4, $0x3dcc67e7
+DATA vc<>+652(SB)/4, $0x3dcc67e7
+DATA vc<>+656(SB)/4, $0x3dcc67e7
+DATA vc<>+660(SB)/4, $0x3dcc67e7
+DATA vc<>+664(SB)/4, $0x3dcc67e7
+DATA vc<>+668(SB)/4, $0x3dcc67e7
+DATA vc<>+672(SB)/4, $0x3dc96c21
+DATA vc<>+676(SB)/4, $0x3dc96c21
+DATA vc<>+680(SB)/4, $0x3dc96c21
+DATA vc<>+684(SB)/4, $0x3dc96c21
+DATA vc<>+688(SB)/4, $0x3dc96c21
+DATA vc<>+692(SB)/4, $0x3dc96c21
+DATA vc<>+696(SB)/4, $0x3dc96c21
+DATA vc<>+700(SB)/4, $0x3dc96c21
+DATA vc<>+704(SB)/4, $0x3dd6d694
+DATA vc<>+708(SB)/4, $0x3dd6d694
+DATA vc<>+712(SB)/4, $0x3dd6d694
+DATA vc<>+716(SB)/4, $0x3dd6d694
+DATA vc<>+720(SB)/4, $0x3dd6d694
+DATA vc<>+724(SB)/4, $0x3dd6d694
+DATA vc<>+728(SB)/4, $0x3dd6d694
+DATA vc<>+732(SB)/4, $0x3dd6d694
+DATA vc<>+736(SB)/4, $0x3ce97b96
+DATA vc<>+740(SB)/4, $0x3ce97b96
+DATA vc<>+744(SB)/4, $0x3ce97b96
+DATA vc<>+748(SB)/4, $0x3ce97b96
+DATA vc<>+752(SB)/4, $0x3ce97b96
+DATA vc<>+756(SB)/4, $0x3ce97b96
+DATA vc<>+760(SB)/4, $0x3ce97b96
+DATA vc<>+764(SB)/4, $0x3ce97b96
+DATA vc<>+768(SB)/4, $0x3e59172d
+DATA vc<>+772(SB)/4, $0x3e59172d
+DATA vc<>+776(SB)/4, $0x3e59172d
+DATA vc<>+780(SB)/4, $0x3e59172d
+DATA vc<>+784(SB)/4, $0x3e59172d
+DATA vc<>+788(SB)/4, $0x3e59172d
+DATA vc<>+792(SB)/4, $0x3e59172d
+DATA vc<>+796(SB)/4, $0x3e59172d
+DATA vc<>+800(SB)/4, $0xbe61c127
+DATA vc<>+804(SB)/4, $0xbe61c127
+DATA vc<>+808(SB)/4, $0xbe61c127
+DATA vc<>+812(SB)/4, $0xbe61c127
+DATA vc<>+816(SB)/4, $0xbe61c127
+DATA vc<>+820(SB)/4, $0xbe61c127
+DATA vc<>+824(SB)/4, $0xbe61c127
+DATA vc<>+828(SB)/4, $0xbe61c127
+DATA vc<>+832(SB)/4, $0x3e9e23cd
+DATA vc<>+836(SB)/4, $0x3e9e23cd
+DATA vc<>+840(SB)/4, $0x3e9e23cd
+DATA vc<>+844(SB)/4, $0x3e9e23cd
+DATA vc<>+848(SB)/4, $0x3e9e23cd
+DATA vc<>+852(SB)/4, $0x3e9e23cd
+DATA vc<>+856(SB)/4, $0x3e9e23cd
+DATA vc<>+860(SB)/4, $0x3e9e23cd
+DATA vc<>+864(SB)/4, $0xbe22c3f0
+DATA vc<>+868(SB)/4, $0xbe22c3f0
+DATA vc<>+872(SB)/4, $0xbe22c3f0
+DATA vc<>+876(SB)/4, $0xbe22c3f0
+DATA vc<>+880(SB)/4, $0xbe22c3f0
+DATA vc<>+884(SB)/4, $0xbe22c3f0
+DATA vc<>+888(SB)/4, $0xbe22c3f0
+DATA vc<>+892(SB)/4, $0xbe22c3f0
+DATA vc<>+896(SB)/4, $0x3cdd0c6d
+DATA vc<>+900(SB)/4, $0x3cdd0c6d
+DATA vc<>+904(SB)/4, $0x3cdd0c6d
+DATA vc<>+908(SB)/4, $0x3cdd0c6d
+DATA vc<>+912(SB)/4, $0x3cdd0c6d
+DATA vc<>+916(SB)/4, $0x3cdd0c6d
+DATA vc<>+920(SB)/4, $0x3cdd0c6d
+DATA vc<>+924(SB)/4, $0x3cdd0c6d
+GLOBL vc<>(SB), RODATA|NOPTR, $928
 
 // func expAVX2(dst, x *float32, n int, shift float32)
 TEXT ·expAVX2(SB), NOSPLIT, $0-28
@@ -404,5 +500,112 @@ scaleAVX2_loop:
 	ADDQ $32, DI
 	SUBQ $8, CX
 	JNZ scaleAVX2_loop
+	VZEROUPPER
+	RET
+
+// NORMF sets Y3 = Φ(x) and Y4 = e^(−x²/2) for x in Y8, as normf in
+// gelu.go (clobbers Y0–Y5, Y7, Y9).
+#define NORMF \
+	VMOVUPS vc<>+32(SB), Y7; \
+	VANDNPS Y8, Y7, Y9; \
+	VMULPS Y9, Y9, Y0; \
+	VMULPS vc<>+544(SB), Y0, Y0; \
+	VMULPS vc<>+0(SB), Y0, Y1; \
+	VANDPS vc<>+32(SB), Y1, Y2; \
+	VORPS vc<>+64(SB), Y2, Y2; \
+	VADDPS Y2, Y1, Y1; \
+	VCVTTPS2DQ Y1, Y1; \
+	VCVTDQ2PS Y1, Y2; \
+	VMULPS vc<>+96(SB), Y2, Y3; \
+	VSUBPS Y3, Y0, Y3; \
+	VMULPS vc<>+128(SB), Y2, Y4; \
+	VSUBPS Y4, Y3, Y3; \
+	VMOVUPS vc<>+160(SB), Y4; \
+	VMULPS Y3, Y4, Y4; \
+	VADDPS vc<>+192(SB), Y4, Y4; \
+	VMULPS Y3, Y4, Y4; \
+	VADDPS vc<>+224(SB), Y4, Y4; \
+	VMULPS Y3, Y4, Y4; \
+	VADDPS vc<>+256(SB), Y4, Y4; \
+	VMULPS Y3, Y4, Y4; \
+	VADDPS vc<>+288(SB), Y4, Y4; \
+	VMULPS Y3, Y4, Y4; \
+	VADDPS vc<>+320(SB), Y4, Y4; \
+	VMULPS Y3, Y4, Y4; \
+	VMULPS Y3, Y4, Y4; \
+	VADDPS Y3, Y4, Y4; \
+	VADDPS vc<>+352(SB), Y4, Y4; \
+	VPADDD vc<>+384(SB), Y1, Y1; \
+	VPSLLD $23, Y1, Y1; \
+	VMULPS Y1, Y4, Y4; \
+	VCMPPS $0x11, vc<>+416(SB), Y0, Y5; \
+	VANDNPS Y4, Y5, Y4; \
+	VCMPPS $0x1e, vc<>+448(SB), Y0, Y5; \
+	VBLENDVPS Y5, vc<>+480(SB), Y4, Y4; \
+	VCMPPS $3, Y0, Y0, Y5; \
+	VBLENDVPS Y5, Y0, Y4, Y4; \
+	VMULPS vc<>+576(SB), Y9, Y1; \
+	VADDPS vc<>+352(SB), Y1, Y1; \
+	VMOVUPS vc<>+352(SB), Y2; \
+	VDIVPS Y1, Y2, Y1; \
+	VMOVUPS vc<>+896(SB), Y2; \
+	VMULPS Y1, Y2, Y2; \
+	VADDPS vc<>+864(SB), Y2, Y2; \
+	VMULPS Y1, Y2, Y2; \
+	VADDPS vc<>+832(SB), Y2, Y2; \
+	VMULPS Y1, Y2, Y2; \
+	VADDPS vc<>+800(SB), Y2, Y2; \
+	VMULPS Y1, Y2, Y2; \
+	VADDPS vc<>+768(SB), Y2, Y2; \
+	VMULPS Y1, Y2, Y2; \
+	VADDPS vc<>+736(SB), Y2, Y2; \
+	VMULPS Y1, Y2, Y2; \
+	VADDPS vc<>+704(SB), Y2, Y2; \
+	VMULPS Y1, Y2, Y2; \
+	VADDPS vc<>+672(SB), Y2, Y2; \
+	VMULPS Y1, Y2, Y2; \
+	VADDPS vc<>+640(SB), Y2, Y2; \
+	VMULPS Y2, Y1, Y1; \
+	VMULPS Y1, Y4, Y1; \
+	VMOVUPS vc<>+352(SB), Y3; \
+	VSUBPS Y1, Y3, Y3; \
+	VBLENDVPS Y8, Y1, Y3, Y3
+
+// func geluAVX2(dst, x *float32, n int)
+TEXT ·geluAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+geluAVX2_loop:
+	VMOVUPS (SI), Y8
+	NORMF
+	VMULPS Y3, Y8, Y3
+	VMOVUPS Y3, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ geluAVX2_loop
+	VZEROUPPER
+	RET
+
+// func geluGradAVX2(dst, x, gr *float32, n int)
+TEXT ·geluGradAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ gr+16(FP), DX
+	MOVQ n+24(FP), CX
+geluGradAVX2_loop:
+	VMOVUPS (SI), Y8
+	NORMF
+	VMULPS vc<>+608(SB), Y4, Y4
+	VMULPS Y4, Y8, Y4
+	VADDPS Y4, Y3, Y3
+	VMULPS (DX), Y3, Y3
+	VMOVUPS Y3, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ geluGradAVX2_loop
 	VZEROUPPER
 	RET

@@ -13,3 +13,5 @@ func addAsm(dst, x []float32) int                        { return 0 }
 func mulAsm(dst, x, y []float32) int                     { return 0 }
 func axpyAsm(dst []float32, a float32, x []float32) int  { return 0 }
 func scaleAsm(dst []float32, a float32, x []float32) int { return 0 }
+func geluAsm(dst, x []float32) int                       { return 0 }
+func geluGradAsm(dst, x, g []float32) int                { return 0 }

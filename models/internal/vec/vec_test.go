@@ -43,6 +43,8 @@ func TestAssemblyMatchesGo(t *testing.T) {
 			"mul":      func(d []float32) { Mul(d, x, g) },
 			"axpy":     func(d []float32) { copy(d, y); Axpy(d, -0.37, x) },
 			"scale":    func(d []float32) { Scale(d, 1.37, x) },
+			"gelu":     func(d []float32) { Gelu(d, x) },
+			"geluGrad": func(d []float32) { GeluGrad(d, x, g) },
 		}
 		for name, f := range ops {
 			asm, ref := make([]float32, n), make([]float32, n)
