@@ -65,6 +65,12 @@ func (o posGrad) run(d []float32, in [][]float32) {
 // by side, each split into heads of width/heads), out [seq·batch, width]:
 // head h of token t is Σ_{s ≤ t} p_ts v_s, p_t = softmax_s(q_t·k_s /
 // sqrt(width/heads)) over the steps s ≤ t of its own sequence.
+//
+// Every sum runs over its terms in order, each product rounded before it
+// is added (vec.AxpyRows): a dot product q_t·k_s over the head's
+// coordinates, the outputs and the gradients over the steps. Each
+// head's keys (values in the gradient) are copied transposed so that one
+// call gives q_t·k_s for every s at once, with the same bits.
 type attention struct {
 	seq, batch, width, heads int
 	st                       *attnState
@@ -73,7 +79,12 @@ type attention struct {
 // attnState keeps the attention weights for the gradient, and its scratch.
 type attnState struct {
 	p  []float32 // [batch, heads, seq, seq], zero above the diagonal
-	dp []float32 // [seq]
+	tp int       // seq rounded up to a multiple of 8
+	tr []float32 // [dh, tp]: a head's keys or values transposed, zero past seq
+	sc []float32 // [tp]: q_t·k_s (or dy_t·v_s) for every s
+	ds []float32 // [seq]
+	// [seq, seq]: a head's p and ds transposed (row s holds p_ts, ds_ts by t)
+	pT, dsT []float32
 }
 
 // attend adds the attention of qkv to its graph.
@@ -91,53 +102,67 @@ func (o attention) name() string {
 func (o attention) shape() tensor.Shape { return tensor.Shape{o.seq * o.batch, o.width} }
 func (o attention) diffWRT() []bool     { return []bool{true} }
 
-// vecs returns the query, key and value of head h of token t of sequence b.
-func (o attention) vecs(qkv []float32, t, b, h int) (q, k, v []float32) {
-	dh := o.width / o.heads
-	row := qkv[(t*o.batch+b)*3*o.width:]
-	return row[h*dh : (h+1)*dh], row[o.width+h*dh : o.width+(h+1)*dh], row[2*o.width+h*dh : 2*o.width+(h+1)*dh]
+// at is the offset in qkv (or its gradient) of head h's query (part 0),
+// key (1) or value (2) of token t of sequence b; steps are 3·width·batch
+// apart.
+func (o attention) at(part, t, b, h int) int {
+	return (t*o.batch+b)*3*o.width + part*o.width + h*(o.width/o.heads)
+}
+
+// outAt is the offset in the output (or its gradient) of head h of token
+// t of sequence b; steps are width·batch apart.
+func (o attention) outAt(t, b, h int) int {
+	return (t*o.batch+b)*o.width + h*(o.width/o.heads)
 }
 
 func (o attention) state() *attnState {
-	if o.st.p == nil {
-		o.st.p, o.st.dp = make([]float32, o.batch*o.heads*o.seq*o.seq), make([]float32, o.seq)
+	st := o.st
+	if st.p == nil {
+		T, dh := o.seq, o.width/o.heads
+		st.tp = (T + 7) &^ 7
+		st.p, st.tr, st.sc = make([]float32, o.batch*o.heads*T*T), make([]float32, dh*st.tp), make([]float32, st.tp)
+		st.ds, st.pT, st.dsT = make([]float32, T), make([]float32, T*T), make([]float32, T*T)
 	}
-	return o.st
+	return st
 }
 
-func dot(a, b []float32) float32 {
-	var s float32
-	for i, v := range a {
-		s += v * b[i]
+// transpose copies head h's keys (part 1) or values (part 2) of sequence
+// b into st.tr, coordinate by coordinate.
+func (o attention) transpose(st *attnState, qkv []float32, part, b, h int) {
+	dh := o.width / o.heads
+	for s := 0; s < o.seq; s++ {
+		for i, v := range qkv[o.at(part, s, b, h):][:dh] {
+			st.tr[i*st.tp+s] = v
+		}
 	}
-	return s
 }
 
 func (o attention) run(out []float32, in [][]float32) {
 	qkv, st := in[0], o.state()
 	T, dh := o.seq, o.width/o.heads
+	rs := 3 * o.width * o.batch
 	scale := float32(1 / math.Sqrt(float64(dh)))
 	for b := 0; b < o.batch; b++ {
 		for h := 0; h < o.heads; h++ {
+			o.transpose(st, qkv, 1, b, h)
 			for t := 0; t < T; t++ {
-				q, _, _ := o.vecs(qkv, t, b, h)
 				p := st.p[((b*o.heads+h)*T+t)*T:][:T]
+				clear(st.sc)
+				vec.AxpyRows(st.sc, qkv[o.at(0, t, b, h):][:dh], st.tr, st.tp)
 				mx := float32(math.Inf(-1))
 				for s := 0; s <= t; s++ {
-					_, k, _ := o.vecs(qkv, s, b, h)
-					p[s] = dot(q, k) * scale
+					p[s] = st.sc[s] * scale
 					mx = max(mx, p[s])
 				}
 				vec.Exp(p[:t+1], p[:t+1], mx)
 				inv := float32(1 / vec.Sum(p[:t+1]))
 				clear(p[t+1:])
-				y := out[(t*o.batch+b)*o.width+h*dh:][:dh]
-				clear(y)
 				for s := 0; s <= t; s++ {
 					p[s] *= inv
-					_, _, v := o.vecs(qkv, s, b, h)
-					vec.Axpy(y, p[s], v)
 				}
+				y := out[o.outAt(t, b, h):][:dh]
+				clear(y)
+				vec.AxpyRows(y, p[:t+1], qkv[o.at(2, 0, b, h):], rs)
 			}
 		}
 	}
@@ -161,29 +186,31 @@ func (o attnGrad) run(d []float32, in [][]float32) {
 	a := attention(o)
 	qkv, dy, st := in[0], in[1], a.state()
 	T, dh := o.seq, o.width/o.heads
+	rs, ry := 3*o.width*o.batch, o.width*o.batch
 	scale := float32(1 / math.Sqrt(float64(dh)))
 	clear(d)
 	for b := 0; b < o.batch; b++ {
 		for h := 0; h < o.heads; h++ {
+			a.transpose(st, qkv, 2, b, h)
 			for t := 0; t < T; t++ {
 				p := st.p[((b*o.heads+h)*T+t)*T:][:T]
-				g := dy[(t*o.batch+b)*o.width+h*dh:][:dh]
-				q, _, _ := a.vecs(qkv, t, b, h)
-				dq, _, _ := a.vecs(d, t, b, h)
+				dp := st.sc
+				clear(dp)
+				vec.AxpyRows(dp, dy[a.outAt(t, b, h):][:dh], st.tr, st.tp)
 				var mean float32
 				for s := 0; s <= t; s++ {
-					_, _, v := a.vecs(qkv, s, b, h)
-					st.dp[s] = dot(g, v)
-					mean += p[s] * st.dp[s]
+					mean += p[s] * dp[s]
 				}
-				for s := 0; s <= t; s++ {
-					_, k, _ := a.vecs(qkv, s, b, h)
-					_, dk, dv := a.vecs(d, s, b, h)
-					ds := p[s] * (st.dp[s] - mean) * scale
-					vec.Axpy(dq, ds, k)
-					vec.Axpy(dk, ds, q)
-					vec.Axpy(dv, p[s], g)
+				ds := st.ds[:t+1]
+				for s := range ds {
+					ds[s] = p[s] * (dp[s] - mean) * scale
+					st.dsT[s*T+t], st.pT[s*T+t] = ds[s], p[s]
 				}
+				vec.AxpyRows(d[a.at(0, t, b, h):][:dh], ds, qkv[a.at(1, 0, b, h):], rs)
+			}
+			for s := 0; s < T; s++ {
+				vec.AxpyRows(d[a.at(1, s, b, h):][:dh], st.dsT[s*T+s:(s+1)*T], qkv[a.at(0, s, b, h):], rs)
+				vec.AxpyRows(d[a.at(2, s, b, h):][:dh], st.pT[s*T+s:(s+1)*T], dy[a.outAt(s, b, h):], ry)
 			}
 		}
 	}

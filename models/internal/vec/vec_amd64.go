@@ -140,3 +140,14 @@ func geluGradAsm(dst, x, g []float32) int {
 	}
 	return n
 }
+
+//go:noescape
+func axpyRowsAVX2(dst, x, a *float32, m, n, lda int)
+
+func axpyRowsAsm(dst, x, a []float32, lda int) int {
+	n := blocks(len(dst))
+	if n > 0 {
+		axpyRowsAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(a), len(x), n, lda)
+	}
+	return n
+}

@@ -609,3 +609,70 @@ geluGradAVX2_loop:
 	JNZ geluGradAVX2_loop
 	VZEROUPPER
 	RET
+
+// func axpyRowsAVX2(dst, x, a *float32, m, n, lda int)
+// n ≥ 8, a multiple of 8; m ≥ 1; lda in floats. Columns in blocks of 32
+// (four accumulators), then of 8, each summing the rows in order.
+TEXT ·axpyRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ a+16(FP), DX
+	MOVQ m+24(FP), R8
+	MOVQ n+32(FP), CX
+	MOVQ lda+40(FP), R9
+	SHLQ $2, R9
+axpyRows32:
+	CMPQ CX, $32
+	JLT axpyRows8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	MOVQ SI, R10
+	MOVQ DX, R11
+	MOVQ R8, R12
+axpyRows32_loop:
+	VBROADCASTSS (R10), Y4
+	VMULPS (R11), Y4, Y5
+	VADDPS Y5, Y0, Y0
+	VMULPS 32(R11), Y4, Y6
+	VADDPS Y6, Y1, Y1
+	VMULPS 64(R11), Y4, Y7
+	VADDPS Y7, Y2, Y2
+	VMULPS 96(R11), Y4, Y8
+	VADDPS Y8, Y3, Y3
+	ADDQ $4, R10
+	ADDQ R9, R11
+	DECQ R12
+	JNZ axpyRows32_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, DX
+	SUBQ $32, CX
+	JMP axpyRows32
+axpyRows8:
+	CMPQ CX, $8
+	JLT axpyRows_done
+	VMOVUPS (DI), Y0
+	MOVQ SI, R10
+	MOVQ DX, R11
+	MOVQ R8, R12
+axpyRows8_loop:
+	VBROADCASTSS (R10), Y4
+	VMULPS (R11), Y4, Y5
+	VADDPS Y5, Y0, Y0
+	ADDQ $4, R10
+	ADDQ R9, R11
+	DECQ R12
+	JNZ axpyRows8_loop
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JMP axpyRows8
+axpyRows_done:
+	VZEROUPPER
+	RET

@@ -15,3 +15,4 @@ func axpyAsm(dst []float32, a float32, x []float32) int  { return 0 }
 func scaleAsm(dst []float32, a float32, x []float32) int { return 0 }
 func geluAsm(dst, x []float32) int                       { return 0 }
 func geluGradAsm(dst, x, g []float32) int                { return 0 }
+func axpyRowsAsm(dst, x, a []float32, lda int) int       { return 0 }
