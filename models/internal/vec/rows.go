@@ -17,6 +17,9 @@ func AxpyRows(dst, x, a []float32, lda int) {
 		panic(fmt.Sprintf("vec: AxpyRows of %d rows of %d at stride %d from %d values", m, n, lda, len(a)))
 	}
 	j0 := axpyRowsAsm(dst, x, a, lda)
+	if j0 == n {
+		return
+	}
 	for i, s := range x {
 		row := a[i*lda:]
 		for j := j0; j < n; j++ {

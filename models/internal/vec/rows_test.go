@@ -10,7 +10,7 @@ import (
 // strides wider than, equal to and narrower than a row.
 func TestAxpyRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, n := range []int{1, 7, 8, 24, 32, 40, 63, 64, 100} {
+	for _, n := range []int{1, 7, 8, 16, 24, 32, 40, 48, 63, 64, 100} {
 		for _, m := range []int{1, 2, 5, 20} {
 			for _, lda := range []int{n, n + 5, max(n-3, 1)} {
 				a := inputs((m-1)*lda+n, r)

@@ -612,7 +612,8 @@ geluGradAVX2_loop:
 
 // func axpyRowsAVX2(dst, x, a *float32, m, n, lda int)
 // n ≥ 8, a multiple of 8; m ≥ 1; lda in floats. Columns in blocks of 32
-// (four accumulators), then of 8, each summing the rows in order.
+// (four accumulators), then one block of the 24, 16 or 8 left, each
+// column summing the rows in order.
 TEXT ·axpyRowsAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
@@ -623,7 +624,7 @@ TEXT ·axpyRowsAVX2(SB), NOSPLIT, $0-48
 	SHLQ $2, R9
 axpyRows32:
 	CMPQ CX, $32
-	JLT axpyRows8
+	JLT axpyRows24
 	VMOVUPS (DI), Y0
 	VMOVUPS 32(DI), Y1
 	VMOVUPS 64(DI), Y2
@@ -653,26 +654,59 @@ axpyRows32_loop:
 	ADDQ $128, DX
 	SUBQ $32, CX
 	JMP axpyRows32
+axpyRows24:
+	CMPQ CX, $24
+	JLT axpyRows16
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+axpyRows24_loop:
+	VBROADCASTSS (SI), Y4
+	VMULPS (DX), Y4, Y5
+	VADDPS Y5, Y0, Y0
+	VMULPS 32(DX), Y4, Y6
+	VADDPS Y6, Y1, Y1
+	VMULPS 64(DX), Y4, Y7
+	VADDPS Y7, Y2, Y2
+	ADDQ $4, SI
+	ADDQ R9, DX
+	DECQ R8
+	JNZ axpyRows24_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	JMP axpyRows_done
+axpyRows16:
+	CMPQ CX, $16
+	JLT axpyRows8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+axpyRows16_loop:
+	VBROADCASTSS (SI), Y4
+	VMULPS (DX), Y4, Y5
+	VADDPS Y5, Y0, Y0
+	VMULPS 32(DX), Y4, Y6
+	VADDPS Y6, Y1, Y1
+	ADDQ $4, SI
+	ADDQ R9, DX
+	DECQ R8
+	JNZ axpyRows16_loop
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	JMP axpyRows_done
 axpyRows8:
 	CMPQ CX, $8
 	JLT axpyRows_done
 	VMOVUPS (DI), Y0
-	MOVQ SI, R10
-	MOVQ DX, R11
-	MOVQ R8, R12
 axpyRows8_loop:
-	VBROADCASTSS (R10), Y4
-	VMULPS (R11), Y4, Y5
+	VBROADCASTSS (SI), Y4
+	VMULPS (DX), Y4, Y5
 	VADDPS Y5, Y0, Y0
-	ADDQ $4, R10
-	ADDQ R9, R11
-	DECQ R12
+	ADDQ $4, SI
+	ADDQ R9, DX
+	DECQ R8
 	JNZ axpyRows8_loop
 	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ $32, DX
-	SUBQ $8, CX
-	JMP axpyRows8
 axpyRows_done:
 	VZEROUPPER
 	RET
