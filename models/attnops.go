@@ -102,17 +102,15 @@ func (o attention) name() string {
 func (o attention) shape() tensor.Shape { return tensor.Shape{o.seq * o.batch, o.width} }
 func (o attention) diffWRT() []bool     { return []bool{true} }
 
-// at is the offset in qkv (or its gradient) of head h's query (part 0),
-// key (1) or value (2) of token t of sequence b; steps are 3·width·batch
+// head holds the offsets of head h of sequence b: in qkv (or its
+// gradient) its query at q, key at q + width and value at q + 2·width for
+// step 0, steps rs apart; in the output (or its gradient) at y, steps ry
 // apart.
-func (o attention) at(part, t, b, h int) int {
-	return (t*o.batch+b)*3*o.width + part*o.width + h*(o.width/o.heads)
-}
+type head struct{ q, y, rs, ry int }
 
-// outAt is the offset in the output (or its gradient) of head h of token
-// t of sequence b; steps are width·batch apart.
-func (o attention) outAt(t, b, h int) int {
-	return (t*o.batch+b)*o.width + h*(o.width/o.heads)
+func (o attention) head(b, h int) head {
+	dh := o.width / o.heads
+	return head{b*3*o.width + h*dh, b*o.width + h*dh, 3 * o.width * o.batch, o.width * o.batch}
 }
 
 func (o attention) state() *attnState {
@@ -126,43 +124,45 @@ func (o attention) state() *attnState {
 	return st
 }
 
-// transpose copies head h's keys (part 1) or values (part 2) of sequence
-// b into st.tr, coordinate by coordinate.
-func (o attention) transpose(st *attnState, qkv []float32, part, b, h int) {
-	dh := o.width / o.heads
+// transpose copies the keys or values of a head starting at off in qkv
+// (steps rs apart) into st.tr, coordinate by coordinate.
+func (o attention) transpose(st *attnState, qkv []float32, off, rs int) {
+	dh, tr, tp := o.width/o.heads, st.tr, st.tp
 	for s := 0; s < o.seq; s++ {
-		for i, v := range qkv[o.at(part, s, b, h):][:dh] {
-			st.tr[i*st.tp+s] = v
+		for i, v := range qkv[off+s*rs:][:dh] {
+			tr[i*tp+s] = v
 		}
 	}
 }
 
 func (o attention) run(out []float32, in [][]float32) {
 	qkv, st := in[0], o.state()
-	T, dh := o.seq, o.width/o.heads
-	rs := 3 * o.width * o.batch
+	T, dh, W := o.seq, o.width/o.heads, o.width
 	scale := float32(1 / math.Sqrt(float64(dh)))
 	for b := 0; b < o.batch; b++ {
 		for h := 0; h < o.heads; h++ {
-			o.transpose(st, qkv, 1, b, h)
+			hd := o.head(b, h)
+			o.transpose(st, qkv, hd.q+W, hd.rs)
+			P := st.p[(b*o.heads+h)*T*T:][:T*T]
 			for t := 0; t < T; t++ {
-				p := st.p[((b*o.heads+h)*T+t)*T:][:T]
-				clear(st.sc)
-				vec.AxpyRows(st.sc, qkv[o.at(0, t, b, h):][:dh], st.tr, st.tp)
+				p := P[t*T:][:T]
+				sc := st.sc
+				clear(sc)
+				vec.AxpyRows(sc, qkv[hd.q+t*hd.rs:][:dh], st.tr, st.tp)
 				mx := float32(math.Inf(-1))
-				for s := 0; s <= t; s++ {
-					p[s] = st.sc[s] * scale
+				for s := range p[:t+1] {
+					p[s] = sc[s] * scale
 					mx = max(mx, p[s])
 				}
 				vec.Exp(p[:t+1], p[:t+1], mx)
 				inv := float32(1 / vec.Sum(p[:t+1]))
 				clear(p[t+1:])
-				for s := 0; s <= t; s++ {
+				for s := range p[:t+1] {
 					p[s] *= inv
 				}
-				y := out[o.outAt(t, b, h):][:dh]
+				y := out[hd.y+t*hd.ry:][:dh]
 				clear(y)
-				vec.AxpyRows(y, p[:t+1], qkv[o.at(2, 0, b, h):], rs)
+				vec.AxpyRows(y, p[:t+1], qkv[hd.q+2*W:], hd.rs)
 			}
 		}
 	}
@@ -185,32 +185,33 @@ func (o attnGrad) shape() tensor.Shape { return tensor.Shape{o.seq * o.batch, 3 
 func (o attnGrad) run(d []float32, in [][]float32) {
 	a := attention(o)
 	qkv, dy, st := in[0], in[1], a.state()
-	T, dh := o.seq, o.width/o.heads
-	rs, ry := 3*o.width*o.batch, o.width*o.batch
+	T, dh, W := o.seq, o.width/o.heads, o.width
 	scale := float32(1 / math.Sqrt(float64(dh)))
 	clear(d)
 	for b := 0; b < o.batch; b++ {
 		for h := 0; h < o.heads; h++ {
-			a.transpose(st, qkv, 2, b, h)
+			hd := a.head(b, h)
+			a.transpose(st, qkv, hd.q+2*W, hd.rs)
+			P := st.p[(b*o.heads+h)*T*T:][:T*T]
 			for t := 0; t < T; t++ {
-				p := st.p[((b*o.heads+h)*T+t)*T:][:T]
+				p := P[t*T:][:t+1]
 				dp := st.sc
 				clear(dp)
-				vec.AxpyRows(dp, dy[a.outAt(t, b, h):][:dh], st.tr, st.tp)
+				vec.AxpyRows(dp, dy[hd.y+t*hd.ry:][:dh], st.tr, st.tp)
 				var mean float32
-				for s := 0; s <= t; s++ {
-					mean += p[s] * dp[s]
+				for s, v := range p {
+					mean += v * dp[s]
 				}
 				ds := st.ds[:t+1]
-				for s := range ds {
-					ds[s] = p[s] * (dp[s] - mean) * scale
-					st.dsT[s*T+t], st.pT[s*T+t] = ds[s], p[s]
+				for s, v := range p {
+					ds[s] = v * (dp[s] - mean) * scale
+					st.dsT[s*T+t], st.pT[s*T+t] = ds[s], v
 				}
-				vec.AxpyRows(d[a.at(0, t, b, h):][:dh], ds, qkv[a.at(1, 0, b, h):], rs)
+				vec.AxpyRows(d[hd.q+t*hd.rs:][:dh], ds, qkv[hd.q+W:], hd.rs)
 			}
 			for s := 0; s < T; s++ {
-				vec.AxpyRows(d[a.at(1, s, b, h):][:dh], st.dsT[s*T+s:(s+1)*T], qkv[a.at(0, s, b, h):], rs)
-				vec.AxpyRows(d[a.at(2, s, b, h):][:dh], st.pT[s*T+s:(s+1)*T], dy[a.outAt(s, b, h):], ry)
+				vec.AxpyRows(d[hd.q+W+s*hd.rs:][:dh], st.dsT[s*T+s:(s+1)*T], qkv[hd.q+s*hd.rs:], hd.rs)
+				vec.AxpyRows(d[hd.q+2*W+s*hd.rs:][:dh], st.pT[s*T+s:(s+1)*T], dy[hd.y+s*hd.ry:], hd.ry)
 			}
 		}
 	}
