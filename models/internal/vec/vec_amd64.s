@@ -710,3 +710,135 @@ axpyRows8_loop:
 axpyRows_done:
 	VZEROUPPER
 	RET
+
+// GELUCONSTS512 broadcasts the constants of NORMF512 into Z6, Z7 and
+// Z10–Z31.
+#define GELUCONSTS512 \
+	VBROADCASTSS vc<>+0(SB), Z16; \
+	VBROADCASTSS vc<>+32(SB), Z17; \
+	VBROADCASTSS vc<>+64(SB), Z18; \
+	VBROADCASTSS vc<>+96(SB), Z19; \
+	VBROADCASTSS vc<>+128(SB), Z20; \
+	VBROADCASTSS vc<>+160(SB), Z21; \
+	VBROADCASTSS vc<>+192(SB), Z22; \
+	VBROADCASTSS vc<>+224(SB), Z23; \
+	VBROADCASTSS vc<>+256(SB), Z24; \
+	VBROADCASTSS vc<>+288(SB), Z25; \
+	VBROADCASTSS vc<>+352(SB), Z26; \
+	VBROADCASTSS vc<>+384(SB), Z27; \
+	VBROADCASTSS vc<>+416(SB), Z28; \
+	VBROADCASTSS vc<>+544(SB), Z29; \
+	VBROADCASTSS vc<>+576(SB), Z30; \
+	VBROADCASTSS vc<>+896(SB), Z31; \
+	VBROADCASTSS vc<>+864(SB), Z6; \
+	VBROADCASTSS vc<>+832(SB), Z7; \
+	VBROADCASTSS vc<>+800(SB), Z10; \
+	VBROADCASTSS vc<>+768(SB), Z11; \
+	VBROADCASTSS vc<>+736(SB), Z12; \
+	VBROADCASTSS vc<>+704(SB), Z13; \
+	VBROADCASTSS vc<>+672(SB), Z14; \
+	VBROADCASTSS vc<>+640(SB), Z15
+
+// NORMF512 is NORMF on 16 lanes: Z3 = Φ(x), Z4 = e^(−x²/2) for x in Z8
+// (clobbers Z0–Z5, Z9, K1, K2). The exponential's argument −x²/2 is never
+// above Expf's upper limit, and a NaN stays NaN through the polynomial, so
+// only the lower limit is checked.
+#define NORMF512 \
+	VPANDND Z8, Z17, Z9; \
+	VMULPS Z9, Z9, Z0; \
+	VMULPS Z29, Z0, Z0; \
+	VMULPS Z16, Z0, Z1; \
+	VPANDD Z17, Z1, Z2; \
+	VPORD Z18, Z2, Z2; \
+	VADDPS Z2, Z1, Z1; \
+	VCVTTPS2DQ Z1, Z1; \
+	VCVTDQ2PS Z1, Z2; \
+	VMULPS Z19, Z2, Z3; \
+	VSUBPS Z3, Z0, Z3; \
+	VMULPS Z20, Z2, Z4; \
+	VSUBPS Z4, Z3, Z3; \
+	VMULPS Z3, Z21, Z4; \
+	VADDPS Z22, Z4, Z4; \
+	VMULPS Z3, Z4, Z4; \
+	VADDPS Z23, Z4, Z4; \
+	VMULPS Z3, Z4, Z4; \
+	VADDPS Z24, Z4, Z4; \
+	VMULPS Z3, Z4, Z4; \
+	VADDPS Z25, Z4, Z4; \
+	VMULPS Z3, Z4, Z4; \
+	VADDPS Z18, Z4, Z4; \
+	VMULPS Z3, Z4, Z4; \
+	VMULPS Z3, Z4, Z4; \
+	VADDPS Z3, Z4, Z4; \
+	VADDPS Z26, Z4, Z4; \
+	VPADDD Z27, Z1, Z1; \
+	VPSLLD $23, Z1, Z1; \
+	VMULPS Z1, Z4, Z4; \
+	VCMPPS $0x11, Z28, Z0, K1; \
+	VPXORD Z4, Z4, K1, Z4; \
+	VMULPS Z30, Z9, Z1; \
+	VADDPS Z26, Z1, Z1; \
+	VDIVPS Z1, Z26, Z1; \
+	VMULPS Z1, Z31, Z2; \
+	VADDPS Z6, Z2, Z2; \
+	VMULPS Z1, Z2, Z2; \
+	VADDPS Z7, Z2, Z2; \
+	VMULPS Z1, Z2, Z2; \
+	VADDPS Z10, Z2, Z2; \
+	VMULPS Z1, Z2, Z2; \
+	VADDPS Z11, Z2, Z2; \
+	VMULPS Z1, Z2, Z2; \
+	VADDPS Z12, Z2, Z2; \
+	VMULPS Z1, Z2, Z2; \
+	VADDPS Z13, Z2, Z2; \
+	VMULPS Z1, Z2, Z2; \
+	VADDPS Z14, Z2, Z2; \
+	VMULPS Z1, Z2, Z2; \
+	VADDPS Z15, Z2, Z2; \
+	VMULPS Z2, Z1, Z1; \
+	VMULPS Z1, Z4, Z1; \
+	VSUBPS Z1, Z26, Z3; \
+	VPTESTMD Z17, Z8, K2; \
+	VMOVAPS Z1, K2, Z3
+
+// func geluAVX512(dst, x *float32, n int)
+TEXT ·geluAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	GELUCONSTS512
+geluAVX512_loop:
+	VMOVUPS (SI), Z8
+	NORMF512
+	VMULPS Z3, Z8, Z3
+	VMOVUPS Z3, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JNZ geluAVX512_loop
+	VZEROUPPER
+	RET
+
+// func geluGradAVX512(dst, x, gr *float32, n int)
+TEXT ·geluGradAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ gr+16(FP), DX
+	MOVQ n+24(FP), CX
+	GELUCONSTS512
+geluGradAVX512_loop:
+	VMOVUPS (SI), Z8
+	NORMF512
+	VBROADCASTSS vc<>+608(SB), Z5
+	VMULPS Z5, Z4, Z4
+	VMULPS Z4, Z8, Z4
+	VADDPS Z4, Z3, Z3
+	VMULPS (DX), Z3, Z3
+	VMOVUPS Z3, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JNZ geluGradAVX512_loop
+	VZEROUPPER
+	RET
