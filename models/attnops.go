@@ -78,7 +78,7 @@ type attention struct {
 
 // attnState keeps the attention weights for the gradient, and its scratch.
 type attnState struct {
-	p  []float32 // [batch, heads, seq, seq], zero above the diagonal
+	p  []float32 // [batch, heads, seq, tp], zero above the diagonal
 	tp int       // seq rounded up to a multiple of 8
 	tr []float32 // [dh, tp]: a head's keys or values transposed, zero past seq
 	sc []float32 // [tp]: q_t·k_s (or dy_t·v_s) for every s
@@ -118,7 +118,7 @@ func (o attention) state() *attnState {
 	if st.p == nil {
 		T, dh := o.seq, o.width/o.heads
 		st.tp = (T + 7) &^ 7
-		st.p, st.tr, st.sc = make([]float32, o.batch*o.heads*T*T), make([]float32, dh*st.tp), make([]float32, st.tp)
+		st.p, st.tr, st.sc = make([]float32, o.batch*o.heads*T*st.tp), make([]float32, dh*st.tp), make([]float32, st.tp)
 		st.ds, st.pT, st.dsT = make([]float32, T), make([]float32, T*T), make([]float32, T*T)
 	}
 	return st
@@ -143,9 +143,10 @@ func (o attention) run(out []float32, in [][]float32) {
 		for h := 0; h < o.heads; h++ {
 			hd := o.head(b, h)
 			o.transpose(st, qkv, hd.q+W, hd.rs)
-			P := st.p[(b*o.heads+h)*T*T:][:T*T]
+			P := st.p[(b*o.heads+h)*T*st.tp:][:T*st.tp]
 			for t := 0; t < T; t++ {
-				p := P[t*T:][:T]
+				p := P[t*st.tp:][:st.tp]
+				n := (t + 8) &^ 7 // the exponentials in whole blocks of 8
 				sc := st.sc
 				clear(sc)
 				vec.AxpyRows(sc, qkv[hd.q+t*hd.rs:][:dh], st.tr, st.tp)
@@ -154,9 +155,12 @@ func (o attention) run(out []float32, in [][]float32) {
 					p[s] = sc[s] * scale
 					mx = max(mx, p[s])
 				}
-				vec.Exp(p[:t+1], p[:t+1], mx)
+				for s := t + 1; s < n; s++ {
+					p[s] = float32(math.Inf(-1))
+				}
+				vec.Exp(p[:n], p[:n], mx)
 				inv := float32(1 / vec.Sum(p[:t+1]))
-				clear(p[t+1:])
+				clear(p[t+1 : n])
 				for s := range p[:t+1] {
 					p[s] *= inv
 				}
@@ -192,9 +196,9 @@ func (o attnGrad) run(d []float32, in [][]float32) {
 		for h := 0; h < o.heads; h++ {
 			hd := a.head(b, h)
 			a.transpose(st, qkv, hd.q+2*W, hd.rs)
-			P := st.p[(b*o.heads+h)*T*T:][:T*T]
+			P := st.p[(b*o.heads+h)*T*st.tp:][:T*st.tp]
 			for t := 0; t < T; t++ {
-				p := P[t*T:][:t+1]
+				p := P[t*st.tp:][:t+1]
 				dp := st.sc
 				clear(dp)
 				vec.AxpyRows(dp, dy[hd.y+t*hd.ry:][:dh], st.tr, st.tp)
