@@ -127,10 +127,11 @@ func (o attention) state() *attnState {
 // transpose copies the keys or values of a head starting at off in qkv
 // (steps rs apart) into st.tr, coordinate by coordinate.
 func (o attention) transpose(st *attnState, qkv []float32, off, rs int) {
-	dh, tr, tp := o.width/o.heads, st.tr, st.tp
-	for s := 0; s < o.seq; s++ {
-		for i, v := range qkv[off+s*rs:][:dh] {
-			tr[i*tp+s] = v
+	dh, tp := o.width/o.heads, st.tp
+	for i := 0; i < dh; i++ {
+		col := qkv[off+i:]
+		for s, d := 0, st.tr[i*tp:][:o.seq]; s < len(d); s++ {
+			d[s] = col[s*rs]
 		}
 	}
 }
