@@ -66,8 +66,8 @@ func (o posGrad) run(d []float32, in [][]float32) {
 // head h of token t is Σ_{s ≤ t} p_ts v_s, p_t = softmax_s(q_t·k_s /
 // sqrt(width/heads)) over the steps s ≤ t of its own sequence.
 //
-// Every sum runs over its terms in order, each product rounded before it
-// is added (vec.AxpyRows): a dot product q_t·k_s over the head's
+// Every sum runs over its terms in order from zero, each product rounded
+// before it is added (vec.MulRows): a dot product q_t·k_s over the head's
 // coordinates, the outputs and the gradients over the steps. Each
 // head's keys (values in the gradient) are copied transposed so that one
 // call gives q_t·k_s for every s at once, with the same bits.
@@ -149,8 +149,7 @@ func (o attention) run(out []float32, in [][]float32) {
 				p := P[t*st.tp:][:st.tp]
 				n := (t + 8) &^ 7 // the exponentials in whole blocks of 8
 				sc := st.sc
-				clear(sc)
-				vec.AxpyRows(sc, qkv[hd.q+t*hd.rs:][:dh], st.tr, st.tp)
+				vec.MulRows(sc, qkv[hd.q+t*hd.rs:][:dh], st.tr, st.tp)
 				mx := float32(math.Inf(-1))
 				for s := range p[:t+1] {
 					p[s] = sc[s] * scale
@@ -165,9 +164,7 @@ func (o attention) run(out []float32, in [][]float32) {
 				for s := range p[:t+1] {
 					p[s] *= inv
 				}
-				y := out[hd.y+t*hd.ry:][:dh]
-				clear(y)
-				vec.AxpyRows(y, p[:t+1], qkv[hd.q+2*W:], hd.rs)
+				vec.MulRows(out[hd.y+t*hd.ry:][:dh], p[:t+1], qkv[hd.q+2*W:], hd.rs)
 			}
 		}
 	}
@@ -192,7 +189,8 @@ func (o attnGrad) run(d []float32, in [][]float32) {
 	qkv, dy, st := in[0], in[1], a.state()
 	T, dh, W := o.seq, o.width/o.heads, o.width
 	scale := float32(1 / math.Sqrt(float64(dh)))
-	clear(d)
+	// Every value of d is one sum (MulRows): dq_t over s ≤ t, dk_s and dv_s
+	// over t ≥ s.
 	for b := 0; b < o.batch; b++ {
 		for h := 0; h < o.heads; h++ {
 			hd := a.head(b, h)
@@ -201,8 +199,7 @@ func (o attnGrad) run(d []float32, in [][]float32) {
 			for t := 0; t < T; t++ {
 				p := P[t*st.tp:][:t+1]
 				dp := st.sc
-				clear(dp)
-				vec.AxpyRows(dp, dy[hd.y+t*hd.ry:][:dh], st.tr, st.tp)
+				vec.MulRows(dp, dy[hd.y+t*hd.ry:][:dh], st.tr, st.tp)
 				var mean float32
 				for s, v := range p {
 					mean += v * dp[s]
@@ -212,11 +209,11 @@ func (o attnGrad) run(d []float32, in [][]float32) {
 					ds[s] = v * (dp[s] - mean) * scale
 					st.dsT[s*T+t], st.pT[s*T+t] = ds[s], v
 				}
-				vec.AxpyRows(d[hd.q+t*hd.rs:][:dh], ds, qkv[hd.q+W:], hd.rs)
+				vec.MulRows(d[hd.q+t*hd.rs:][:dh], ds, qkv[hd.q+W:], hd.rs)
 			}
 			for s := 0; s < T; s++ {
-				vec.AxpyRows(d[hd.q+W+s*hd.rs:][:dh], st.dsT[s*T+s:(s+1)*T], qkv[hd.q+s*hd.rs:], hd.rs)
-				vec.AxpyRows(d[hd.q+2*W+s*hd.rs:][:dh], st.pT[s*T+s:(s+1)*T], dy[hd.y+s*hd.ry:], hd.ry)
+				vec.MulRows(d[hd.q+W+s*hd.rs:][:dh], st.dsT[s*T+s:(s+1)*T], qkv[hd.q+s*hd.rs:], hd.rs)
+				vec.MulRows(d[hd.q+2*W+s*hd.rs:][:dh], st.pT[s*T+s:(s+1)*T], dy[hd.y+s*hd.ry:], hd.ry)
 			}
 		}
 	}

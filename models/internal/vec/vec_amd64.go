@@ -168,12 +168,12 @@ func geluGradAsm(dst, x, g []float32) int {
 }
 
 //go:noescape
-func axpyRowsAVX2(dst, x, a *float32, m, n, lda int)
+func axpyRowsAVX2(dst, x, a *float32, m, n, lda int, zero bool)
 
-func axpyRowsAsm(dst, x, a []float32, lda int) int {
+func axpyRowsAsm(dst, x, a []float32, lda int, zero bool) int {
 	n := blocks(len(dst))
 	if n > 0 {
-		axpyRowsAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(a), len(x), n, lda)
+		axpyRowsAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(a), len(x), n, lda, zero)
 	}
 	return n
 }

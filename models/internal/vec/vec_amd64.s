@@ -610,25 +610,35 @@ geluGradAVX2_loop:
 	VZEROUPPER
 	RET
 
-// func axpyRowsAVX2(dst, x, a *float32, m, n, lda int)
+// func axpyRowsAVX2(dst, x, a *float32, m, n, lda int, zero bool)
 // n ≥ 8, a multiple of 8; m ≥ 1; lda in floats. Columns in blocks of 32
 // (four accumulators), then one block of the 24, 16 or 8 left, each
-// column summing the rows in order.
-TEXT ·axpyRowsAVX2(SB), NOSPLIT, $0-48
+// column summing the rows in order, from dst's values or (zero) from +0.
+TEXT ·axpyRowsAVX2(SB), NOSPLIT, $0-49
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ a+16(FP), DX
 	MOVQ m+24(FP), R8
 	MOVQ n+32(FP), CX
 	MOVQ lda+40(FP), R9
+	MOVBLZX zero+48(FP), R13
 	SHLQ $2, R9
 axpyRows32:
 	CMPQ CX, $32
 	JLT axpyRows24
+	TESTQ R13, R13
+	JNZ axpyRows32_init_z
 	VMOVUPS (DI), Y0
 	VMOVUPS 32(DI), Y1
 	VMOVUPS 64(DI), Y2
 	VMOVUPS 96(DI), Y3
+	JMP axpyRows32_init_go
+axpyRows32_init_z:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+axpyRows32_init_go:
 	MOVQ SI, R10
 	MOVQ DX, R11
 	MOVQ R8, R12
@@ -657,9 +667,17 @@ axpyRows32_loop:
 axpyRows24:
 	CMPQ CX, $24
 	JLT axpyRows16
+	TESTQ R13, R13
+	JNZ axpyRows24_init_z
 	VMOVUPS (DI), Y0
 	VMOVUPS 32(DI), Y1
 	VMOVUPS 64(DI), Y2
+	JMP axpyRows24_init_go
+axpyRows24_init_z:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+axpyRows24_init_go:
 axpyRows24_loop:
 	VBROADCASTSS (SI), Y4
 	VMULPS (DX), Y4, Y5
@@ -679,8 +697,15 @@ axpyRows24_loop:
 axpyRows16:
 	CMPQ CX, $16
 	JLT axpyRows8
+	TESTQ R13, R13
+	JNZ axpyRows16_init_z
 	VMOVUPS (DI), Y0
 	VMOVUPS 32(DI), Y1
+	JMP axpyRows16_init_go
+axpyRows16_init_z:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+axpyRows16_init_go:
 axpyRows16_loop:
 	VBROADCASTSS (SI), Y4
 	VMULPS (DX), Y4, Y5
@@ -697,7 +722,13 @@ axpyRows16_loop:
 axpyRows8:
 	CMPQ CX, $8
 	JLT axpyRows_done
+	TESTQ R13, R13
+	JNZ axpyRows8_init_z
 	VMOVUPS (DI), Y0
+	JMP axpyRows8_init_go
+axpyRows8_init_z:
+	VXORPS Y0, Y0, Y0
+axpyRows8_init_go:
 axpyRows8_loop:
 	VBROADCASTSS (SI), Y4
 	VMULPS (DX), Y4, Y5
