@@ -65,6 +65,12 @@ func (o posGrad) run(d []float32, in [][]float32) {
 // by side, each split into heads of width/heads), out [seq·batch, width]:
 // head h of token t is Σ_{s ≤ t} p_ts v_s, p_t = softmax_s(q_t·k_s /
 // sqrt(width/heads)) over the steps s ≤ t of its own sequence.
+//
+// Every sum runs over its terms in order from zero, each product rounded
+// before it is added (vec.MulRows): a dot product q_t·k_s over the head's
+// coordinates, the outputs and the gradients over the steps. Each
+// head's keys (values in the gradient) are copied transposed so that one
+// call gives q_t·k_s for every s at once, with the same bits.
 type attention struct {
 	seq, batch, width, heads int
 	st                       *attnState
@@ -72,8 +78,13 @@ type attention struct {
 
 // attnState keeps the attention weights for the gradient, and its scratch.
 type attnState struct {
-	p  []float32 // [batch, heads, seq, seq], zero above the diagonal
-	dp []float32 // [seq]
+	p  []float32 // [batch, heads, seq, tp], zero above the diagonal
+	tp int       // seq rounded up to a multiple of 8
+	tr []float32 // [dh, tp]: a head's keys or values transposed, zero past seq
+	sc []float32 // [tp]: q_t·k_s (or dy_t·v_s) for every s
+	ds []float32 // [seq]
+	// [seq, seq]: a head's p and ds transposed (row s holds p_ts, ds_ts by t)
+	pT, dsT []float32
 }
 
 // attend adds the attention of qkv to its graph.
@@ -91,53 +102,69 @@ func (o attention) name() string {
 func (o attention) shape() tensor.Shape { return tensor.Shape{o.seq * o.batch, o.width} }
 func (o attention) diffWRT() []bool     { return []bool{true} }
 
-// vecs returns the query, key and value of head h of token t of sequence b.
-func (o attention) vecs(qkv []float32, t, b, h int) (q, k, v []float32) {
+// head holds the offsets of head h of sequence b: in qkv (or its
+// gradient) its query at q, key at q + width and value at q + 2·width for
+// step 0, steps rs apart; in the output (or its gradient) at y, steps ry
+// apart.
+type head struct{ q, y, rs, ry int }
+
+func (o attention) head(b, h int) head {
 	dh := o.width / o.heads
-	row := qkv[(t*o.batch+b)*3*o.width:]
-	return row[h*dh : (h+1)*dh], row[o.width+h*dh : o.width+(h+1)*dh], row[2*o.width+h*dh : 2*o.width+(h+1)*dh]
+	return head{b*3*o.width + h*dh, b*o.width + h*dh, 3 * o.width * o.batch, o.width * o.batch}
 }
 
 func (o attention) state() *attnState {
-	if o.st.p == nil {
-		o.st.p, o.st.dp = make([]float32, o.batch*o.heads*o.seq*o.seq), make([]float32, o.seq)
+	st := o.st
+	if st.p == nil {
+		T, dh := o.seq, o.width/o.heads
+		st.tp = (T + 7) &^ 7
+		st.p, st.tr, st.sc = make([]float32, o.batch*o.heads*T*st.tp), make([]float32, dh*st.tp), make([]float32, st.tp)
+		st.ds, st.pT, st.dsT = make([]float32, T), make([]float32, T*T), make([]float32, T*T)
 	}
-	return o.st
+	return st
 }
 
-func dot(a, b []float32) float32 {
-	var s float32
-	for i, v := range a {
-		s += v * b[i]
+// transpose copies the keys or values of a head starting at off in qkv
+// (steps rs apart) into st.tr, coordinate by coordinate.
+func (o attention) transpose(st *attnState, qkv []float32, off, rs int) {
+	dh, tp := o.width/o.heads, st.tp
+	for i := 0; i < dh; i++ {
+		col := qkv[off+i:]
+		for s, d := 0, st.tr[i*tp:][:o.seq]; s < len(d); s++ {
+			d[s] = col[s*rs]
+		}
 	}
-	return s
 }
 
 func (o attention) run(out []float32, in [][]float32) {
 	qkv, st := in[0], o.state()
-	T, dh := o.seq, o.width/o.heads
+	T, dh, W := o.seq, o.width/o.heads, o.width
 	scale := float32(1 / math.Sqrt(float64(dh)))
 	for b := 0; b < o.batch; b++ {
 		for h := 0; h < o.heads; h++ {
+			hd := o.head(b, h)
+			o.transpose(st, qkv, hd.q+W, hd.rs)
+			P := st.p[(b*o.heads+h)*T*st.tp:][:T*st.tp]
 			for t := 0; t < T; t++ {
-				q, _, _ := o.vecs(qkv, t, b, h)
-				p := st.p[((b*o.heads+h)*T+t)*T:][:T]
+				p := P[t*st.tp:][:st.tp]
+				n := (t + 8) &^ 7 // the exponentials in whole blocks of 8
+				sc := st.sc
+				vec.MulRows(sc, qkv[hd.q+t*hd.rs:][:dh], st.tr, st.tp)
 				mx := float32(math.Inf(-1))
-				for s := 0; s <= t; s++ {
-					_, k, _ := o.vecs(qkv, s, b, h)
-					p[s] = dot(q, k) * scale
+				for s := range p[:t+1] {
+					p[s] = sc[s] * scale
 					mx = max(mx, p[s])
 				}
-				vec.Exp(p[:t+1], p[:t+1], mx)
-				inv := float32(1 / vec.Sum(p[:t+1]))
-				clear(p[t+1:])
-				y := out[(t*o.batch+b)*o.width+h*dh:][:dh]
-				clear(y)
-				for s := 0; s <= t; s++ {
-					p[s] *= inv
-					_, _, v := o.vecs(qkv, s, b, h)
-					vec.Axpy(y, p[s], v)
+				for s := t + 1; s < n; s++ {
+					p[s] = float32(math.Inf(-1))
 				}
+				vec.Exp(p[:n], p[:n], mx)
+				inv := float32(1 / vec.Sum(p[:t+1]))
+				clear(p[t+1 : n])
+				for s := range p[:t+1] {
+					p[s] *= inv
+				}
+				vec.MulRows(out[hd.y+t*hd.ry:][:dh], p[:t+1], qkv[hd.q+2*W:], hd.rs)
 			}
 		}
 	}
@@ -160,30 +187,33 @@ func (o attnGrad) shape() tensor.Shape { return tensor.Shape{o.seq * o.batch, 3 
 func (o attnGrad) run(d []float32, in [][]float32) {
 	a := attention(o)
 	qkv, dy, st := in[0], in[1], a.state()
-	T, dh := o.seq, o.width/o.heads
+	T, dh, W := o.seq, o.width/o.heads, o.width
 	scale := float32(1 / math.Sqrt(float64(dh)))
-	clear(d)
+	// Every value of d is one sum (MulRows): dq_t over s ≤ t, dk_s and dv_s
+	// over t ≥ s.
 	for b := 0; b < o.batch; b++ {
 		for h := 0; h < o.heads; h++ {
+			hd := a.head(b, h)
+			a.transpose(st, qkv, hd.q+2*W, hd.rs)
+			P := st.p[(b*o.heads+h)*T*st.tp:][:T*st.tp]
 			for t := 0; t < T; t++ {
-				p := st.p[((b*o.heads+h)*T+t)*T:][:T]
-				g := dy[(t*o.batch+b)*o.width+h*dh:][:dh]
-				q, _, _ := a.vecs(qkv, t, b, h)
-				dq, _, _ := a.vecs(d, t, b, h)
+				p := P[t*st.tp:][:t+1]
+				dp := st.sc
+				vec.MulRows(dp, dy[hd.y+t*hd.ry:][:dh], st.tr, st.tp)
 				var mean float32
-				for s := 0; s <= t; s++ {
-					_, _, v := a.vecs(qkv, s, b, h)
-					st.dp[s] = dot(g, v)
-					mean += p[s] * st.dp[s]
+				for s, v := range p {
+					mean += v * dp[s]
 				}
-				for s := 0; s <= t; s++ {
-					_, k, _ := a.vecs(qkv, s, b, h)
-					_, dk, dv := a.vecs(d, s, b, h)
-					ds := p[s] * (st.dp[s] - mean) * scale
-					vec.Axpy(dq, ds, k)
-					vec.Axpy(dk, ds, q)
-					vec.Axpy(dv, p[s], g)
+				ds := st.ds[:t+1]
+				for s, v := range p {
+					ds[s] = v * (dp[s] - mean) * scale
+					st.dsT[s*T+t], st.pT[s*T+t] = ds[s], v
 				}
+				vec.MulRows(d[hd.q+t*hd.rs:][:dh], ds, qkv[hd.q+W:], hd.rs)
+			}
+			for s := 0; s < T; s++ {
+				vec.MulRows(d[hd.q+W+s*hd.rs:][:dh], st.dsT[s*T+s:(s+1)*T], qkv[hd.q+s*hd.rs:], hd.rs)
+				vec.MulRows(d[hd.q+2*W+s*hd.rs:][:dh], st.pT[s*T+s:(s+1)*T], dy[hd.y+s*hd.ry:], hd.ry)
 			}
 		}
 	}

@@ -79,7 +79,7 @@
 // place from a padded copy of the input, with im2col's exact bits;
 // lstmops.go:
 // embedding and the whole recurrent layer as one op; xent.go: softmax
-// cross-entropy; actops.go: tanh, GELU (Φ and φ from interpolation tables, normal.go), the
+// cross-entropy; actops.go: tanh, GELU (float32, Φ by vec.Gelu), the
 // sum of a residual block;
 // normops.go: layer and group norm, average-pooling (global-avg-pool is
 // one window over the whole image); attnops.go:

@@ -36,6 +36,9 @@ const (
 	nc = 1024
 )
 
+// transposedRows is the most rows of C = A·Bᵀ computed as Cᵀ = B·Aᵀ.
+const transposedRows = 96
+
 // kernel computes a full mr×nr tile of C (row stride ldc): for p < k,
 // acc[r][c] = fma(a[r·rs+p·ps], b[p·ldb+c], acc[r][c]), starting from the
 // tile of C when load, else from zero, and stores it into C. A packed panel
@@ -152,10 +155,12 @@ func (ctx *Context) sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 	buf := &ctx.buf
 	A := operand{a, lda, transA, alpha}
 	B := operand{b, ldb, transB, 1}
-	if transB && !transA && m < n {
-		// C = A·Bᵀ with the wider B: compute Cᵀ = B·Aᵀ instead, so B's
+	if transB && !transA && m < n && m <= transposedRows {
+		// C = A·Bᵀ with the wider B and few rows (a layer's input
+		// gradient at a small batch): compute Cᵀ = B·Aᵀ instead, so B's
 		// rows feed the kernel in place and only A is packed (the products
-		// are the same, so are the bits).
+		// are the same, so are the bits). With more rows, C's transposed
+		// write-back costs more than packing B once.
 		buf.run(active, operand{b, ldb, false, 1}, operand{a, lda, true, alpha}, n, m, k, c, ldc, true, beta != 0)
 		return
 	}

@@ -159,7 +159,8 @@ func TestSgemmExact(t *testing.T) {
 			shapes = append(shapes, shape{m, n, testSizes[(m*7+n)%len(testSizes)]})
 		}
 	}
-	shapes = append(shapes, shape{7, 33, 300}, shape{130, 17, 600}, shape{13, 1100, 5}, shape{64, 200, 784}, shape{250, 40, 20}, shape{3, 3, 0})
+	shapes = append(shapes, shape{7, 33, 300}, shape{130, 17, 600}, shape{13, 1100, 5}, shape{64, 200, 784}, shape{250, 40, 20}, shape{3, 3, 0},
+		shape{transposedRows, transposedRows + 1, 9}, shape{transposedRows + 1, 300, 20}, shape{320, 512, 24})
 	scalars := [][2]float32{{1, 0}, {1, 1}, {0.5, -0.75}, {0, 0.5}, {-1, 0}}
 	for _, kern := range kernelSets() {
 		for si, s := range shapes {

@@ -2,4 +2,4 @@
 
 package vec
 
-var useAVX2 = false
+var useAVX2, useAVX512 = false, false

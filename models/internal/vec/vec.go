@@ -1,9 +1,10 @@
 // Package vec is dpfl's vectorized float32 elementwise kernels: exp,
-// sigmoid, tanh, ReLU and its gradient, add, multiply and axpy, plus the
-// periodic kernels of the normalization layers, pooling and col2im
+// sigmoid, tanh, ReLU and its gradient, GELU and its gradient (gelu.go),
+// add, multiply, axpy and rows scaled and added in order (rows.go), plus
+// the periodic kernels of the normalization layers, pooling and col2im
 // (periodic.go: per-slot float64 sums, strided adds), as Go assembly for
-// AVX2 on amd64 (chosen at run time) with pure-Go code elsewhere and for
-// the tails.
+// AVX2 on amd64 (GELU also for AVX-512; chosen at run time) with pure-Go
+// code elsewhere and for the tails.
 //
 // The assembly performs exactly the operations of the Go code, in the same
 // order and without fused multiply-adds, so both give the same bits on every

@@ -6,8 +6,12 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// useAVX2 selects the assembly (tests switch it off to compare).
-var useAVX2 = cpu.X86.HasAVX2
+// useAVX2 selects the assembly, useAVX512 the 16-lane GELU loops (tests
+// switch them off to compare).
+var (
+	useAVX2   = cpu.X86.HasAVX2
+	useAVX512 = cpu.X86.HasAVX2 && cpu.X86.HasAVX512F
+)
 
 // AVX2 loops over the first n (a multiple of 8) elements (vec_amd64.s).
 //
@@ -115,6 +119,61 @@ func scaleAsm(dst []float32, a float32, x []float32) int {
 	n := blocks(len(dst))
 	if n > 0 {
 		scaleAVX2(unsafe.SliceData(dst), a, unsafe.SliceData(x), n)
+	}
+	return n
+}
+
+//go:noescape
+func geluAVX2(dst, x *float32, n int)
+
+//go:noescape
+func geluGradAVX2(dst, x, gr *float32, n int)
+
+//go:noescape
+func geluAVX512(dst, x *float32, n int)
+
+//go:noescape
+func geluGradAVX512(dst, x, gr *float32, n int)
+
+// blocks16 is how many leading values the 16-lane loops take.
+func blocks16(n int) int {
+	if !useAVX2 || !useAVX512 {
+		return 0
+	}
+	return n &^ 15
+}
+
+func geluAsm(dst, x []float32) int {
+	n := blocks16(len(dst))
+	if n > 0 {
+		geluAVX512(unsafe.SliceData(dst), unsafe.SliceData(x), n)
+	}
+	if m := blocks(len(dst) - n); m > 0 {
+		geluAVX2(unsafe.SliceData(dst[n:]), unsafe.SliceData(x[n:]), m)
+		n += m
+	}
+	return n
+}
+
+func geluGradAsm(dst, x, g []float32) int {
+	n := blocks16(len(dst))
+	if n > 0 {
+		geluGradAVX512(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(g), n)
+	}
+	if m := blocks(len(dst) - n); m > 0 {
+		geluGradAVX2(unsafe.SliceData(dst[n:]), unsafe.SliceData(x[n:]), unsafe.SliceData(g[n:]), m)
+		n += m
+	}
+	return n
+}
+
+//go:noescape
+func axpyRowsAVX2(dst, x, a *float32, m, n, lda int, zero bool)
+
+func axpyRowsAsm(dst, x, a []float32, lda int, zero bool) int {
+	n := blocks(len(dst))
+	if n > 0 {
+		axpyRowsAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(a), len(x), n, lda, zero)
 	}
 	return n
 }

@@ -24,13 +24,14 @@ func same(a, b float32) bool {
 }
 
 // TestAssemblyMatchesGo: every assembly loop gives the Go code's bits
-// (NaN for NaN), on lengths with and without a tail.
+// (NaN for NaN), on lengths with and without a tail, with the 16-lane
+// loops and without them.
 func TestAssemblyMatchesGo(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no AVX2 on this machine: only the Go code runs")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 7, 8, 9, 64, 1003, 4096} {
+	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 24, 31, 64, 1003, 4096} {
 		x, y, g := inputs(n, r), inputs(n, r), inputs(n, r)
 		ops := map[string]func(dst []float32){
 			"exp":      func(d []float32) { Exp(d, x, 0) },
@@ -43,16 +44,21 @@ func TestAssemblyMatchesGo(t *testing.T) {
 			"mul":      func(d []float32) { Mul(d, x, g) },
 			"axpy":     func(d []float32) { copy(d, y); Axpy(d, -0.37, x) },
 			"scale":    func(d []float32) { Scale(d, 1.37, x) },
+			"gelu":     func(d []float32) { Gelu(d, x) },
+			"geluGrad": func(d []float32) { GeluGrad(d, x, g) },
 		}
 		for name, f := range ops {
-			asm, ref := make([]float32, n), make([]float32, n)
+			asm, avx2, ref := make([]float32, n), make([]float32, n), make([]float32, n)
 			f(asm)
+			saved := useAVX512
+			useAVX512 = false
+			f(avx2)
 			useAVX2 = false
 			f(ref)
-			useAVX2 = true
+			useAVX2, useAVX512 = true, saved
 			for i := range asm {
-				if !same(asm[i], ref[i]) {
-					t.Fatalf("%s n=%d: element %d (x=%g): assembly %g (%#x), Go %g (%#x)", name, n, i, x[i], asm[i], math.Float32bits(asm[i]), ref[i], math.Float32bits(ref[i]))
+				if !same(asm[i], ref[i]) || !same(avx2[i], ref[i]) {
+					t.Fatalf("%s n=%d: element %d (x=%g): assembly %g (%#x), AVX2 only %g, Go %g (%#x)", name, n, i, x[i], asm[i], math.Float32bits(asm[i]), avx2[i], ref[i], math.Float32bits(ref[i]))
 				}
 			}
 		}
