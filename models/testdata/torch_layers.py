@@ -2,9 +2,12 @@
 comparing local-SGD throughput with dpfl on one CPU thread. A dev tool: the tests do not run it.
 Same shapes and SGD step as torch_localsgd.py of the sgd-vs-torch tool (one forward, backward and update
 per iteration), same JSON output; "-mem" prints the resident-memory growth of building a model and
-training 10 steps instead.
+training 10 steps instead; "-dpsgd" runs per-example DP-SGD on the transformer instead (per-example
+gradients of one batched pass by functorch's vmap over grad, each clipped to norm 1, summed, Gaussian
+noise added, a momentum step), the yardstick for dpfl's per-example runs (one window per client).
   /usr/bin/python3 models/testdata/torch_layers.py [seconds] [model/batch=B ...]
-  /usr/bin/python3 models/testdata/torch_layers.py -mem transformer/batch=16"""
+  /usr/bin/python3 models/testdata/torch_layers.py -mem transformer/batch=16
+  /usr/bin/python3 models/testdata/torch_layers.py -dpsgd seconds batch"""
 import json, sys, time
 import torch, torch.nn as nn, torch.nn.functional as F
 
@@ -66,8 +69,34 @@ def rss(field):
         if line.startswith(field):
             return int(line.split()[1]) * 1024
 
+def dpsgd(secs, B):
+    from functorch import make_functional_with_buffers, vmap, grad
+    fm, params, bufs = make_functional_with_buffers(Transformer())
+    def loss(p, x, y):
+        return F.cross_entropy(fm(p, bufs, x.unsqueeze(0)), y)
+    per_example = vmap(grad(loss), in_dims=(None, 0, 0))
+    x = torch.randint(0, 1004, (B, 20)); y = torch.randint(0, 1004, (B, 20))
+    mom = [torch.zeros_like(p) for p in params]
+    def step():
+        g = per_example(params, x, y)
+        with torch.no_grad():
+            norms = torch.sqrt(sum((gi.reshape(B, -1) ** 2).sum(1) for gi in g))
+            scale = (1.0 / (norms + 1e-12)).clamp(max=1.0)
+            for p, gi, m in zip(params, g, mom):
+                s = torch.einsum("b,b...->...", scale, gi) + torch.randn_like(p)
+                m.mul_(0.9).add_(s / B); p.sub_(0.1 * m)
+    step()
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < secs:
+        step(); n += 1
+    return n * B / (time.perf_counter() - t0)
+
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if args and args[0] == "-dpsgd":
+        print(json.dumps({"torch": torch.__version__, "batch": int(args[2]),
+                          "examples_per_s": round(dpsgd(float(args[1]), int(args[2])), 1)}))
+        sys.exit(0)
     if args and args[0] == "-mem":
         name, b = args[1].split("/batch=")
         base = rss("VmRSS:"); step = setup(*MODELS[name], int(b))
