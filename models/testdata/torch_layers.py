@@ -1,7 +1,8 @@
-"""PyTorch twins of BenchmarkLocalSGD's layer-list models (bench_test.go: transformer, resnet-gn), for
-comparing local-SGD throughput with dpfl on one CPU thread. A dev tool: the tests do not run it.
-Same shapes and SGD step as torch_localsgd.py of the sgd-vs-torch tool (one forward, backward and update
-per iteration), same JSON output; "-mem" prints the resident-memory growth of building a model and
+"""PyTorch twins of BenchmarkLocalSGD's models (bench_test.go: the five presets logreg, mlp, cnn,
+cnn-large, lstm and the layer-list models transformer, resnet-gn), for comparing local-SGD throughput
+with dpfl on one CPU thread (sgd-vs-torch.sh beside this file runs both side by side). A dev tool: the
+tests do not run it. One forward, backward and SGD update per iteration, batch 16 and 64; prints
+examples/s per model and batch as JSON; "-mem" prints the resident-memory growth of building a model and
 training 10 steps instead; "-dpsgd" runs per-example DP-SGD on the transformer instead (per-example
 gradients of one batched pass by functorch's vmap over grad, each clipped to norm 1, summed, Gaussian
 noise added, a momentum step), the yardstick for dpfl's per-example runs (one window per client).
@@ -13,6 +14,28 @@ import torch, torch.nn as nn, torch.nn.functional as F
 
 torch.set_num_threads(1)
 torch.manual_seed(1)
+
+class CNN(nn.Module):  # the (E)MNIST CNN of the papers as dpfl's cnn preset builds it (pads 3 and 1)
+    def __init__(s, k=62):
+        super().__init__(); s.c1 = nn.Conv2d(1, 16, 8, 2, 3); s.c2 = nn.Conv2d(16, 32, 4, 2, 1)
+        s.f1 = nn.Linear(32 * 7 * 7, 32); s.f2 = nn.Linear(32, k)
+    def forward(s, x):
+        x = F.relu(s.c1(x)); x = F.relu(s.c2(x)); return s.f2(F.relu(s.f1(x.flatten(1))))
+
+class CNNLarge(nn.Module):  # the cnn-large preset: two 3x3 convolutions, max-pool, dropout, dense 128
+    def __init__(s, k=62):
+        super().__init__(); s.c1 = nn.Conv2d(1, 32, 3); s.c2 = nn.Conv2d(32, 64, 3)
+        s.f1 = nn.Linear(64 * 12 * 12, 128); s.f2 = nn.Linear(128, k); s.d1 = nn.Dropout(0.25); s.d2 = nn.Dropout(0.5)
+    def forward(s, x):
+        x = F.relu(s.c1(x)); x = F.relu(s.c2(x)); x = s.d1(F.max_pool2d(x, 2)).flatten(1)
+        return s.f2(s.d2(F.relu(s.f1(x))))
+
+class LSTM(nn.Module):  # the lstm preset: embedding 32, LSTM 128, projection 32, vocabulary head
+    def __init__(s, V=1004, E=32, H=128):
+        super().__init__(); s.e = nn.Embedding(V, E); s.l = nn.LSTM(E, H, batch_first=True)
+        s.p = nn.Linear(H, E); s.o = nn.Linear(E, V)
+    def forward(s, x):
+        h, _ = s.l(s.e(x)); return s.o(s.p(h)).reshape(-1, s.o.out_features)
 
 class Transformer(nn.Module):  # pre-norm blocks, causal attention, 4x GELU MLP, final norm, vocab head
     def __init__(s, V=1004, T=20, D=128, L=2, H=4):
@@ -44,7 +67,16 @@ class ResNetGN(nn.Module):  # experiments/resnet-gn.yaml's model, 62 classes
         x = F.relu(s.g(s.c(x))); x = F.relu(s.b1(x)); x = F.relu(s.b2(x))
         return s.f(x.mean((2, 3)))
 
-MODELS = {"transformer": (Transformer, "seq"), "resnet-gn": (ResNetGN, "img")}
+MODELS = {
+    "logreg": (lambda: nn.Sequential(nn.Flatten(), nn.Linear(784, 62)), "img"),
+    "mlp": (lambda: nn.Sequential(nn.Flatten(), nn.Linear(784, 200), nn.ReLU(), nn.Linear(200, 200), nn.ReLU(),
+                                  nn.Linear(200, 62)), "img"),
+    "cnn": (CNN, "img"),
+    "cnn-large": (CNNLarge, "img"),
+    "lstm": (LSTM, "seq"),
+    "transformer": (Transformer, "seq"),
+    "resnet-gn": (ResNetGN, "img"),
+}
 
 def setup(make, kind, batch):
     m = make(); opt = torch.optim.SGD(m.parameters(), lr=0.01)
