@@ -243,7 +243,7 @@ func TestWORExtremes(t *testing.T) {
 					for _, delta := range []float64{1e-300, 1e-6} {
 						var g Guarantee
 						var err error
-						timed(t, 2*extremeCallLimit, what, func() { g, err = a.Epsilon(delta) })
+						within(t, 2*extremeCallLimit, what, func() { g, err = a.Epsilon(delta) })
 						if err != nil {
 							checkRefusal(t, what, err)
 						} else if math.IsNaN(g.Epsilon) || g.Epsilon < 0 {
@@ -266,7 +266,7 @@ func TestWORExtremes(t *testing.T) {
 					var g Guarantee
 					var err error
 					factory := func(s float64) Event { return worEvent(p[0], p[1], s, T) }
-					timed(t, 2*extremeCallLimit, what, func() { sigma, g, err = Calibrate(target, 1e-6, factory, newAcct, 1e-6) })
+					within(t, 2*extremeCallLimit, what, func() { sigma, g, err = Calibrate(target, 1e-6, factory, newAcct, 1e-6) })
 					if err != nil {
 						checkRefusal(t, what, err)
 					} else if math.IsNaN(sigma) || g.Epsilon > target*(1+1e-9) {
