@@ -3,7 +3,8 @@
 // chosen at run time, with a pure-Go kernel as the fallback elsewhere. With
 // AVX-512, products of at most 16 columns (a convolution with 16 filters)
 // use a 12×16 kernel: twelve independent accumulators keep both
-// multiply-add units busy where the 6×16 tile has too few.
+// multiply-add units busy where the 6×16 tile has too few; products of
+// exactly eight rows and at most 16 columns use an 8×16 kernel.
 // Package models plugs it into Gorgonia as the BLAS Sgemm (see Impl).
 //
 // Every path computes each element of the product the same way: one fused
@@ -59,8 +60,9 @@ type kernel struct {
 type kernels struct{ main, edge kernel }
 
 // active is what this machine uses (set in init by the architecture's file);
-// narrow, when set, replaces it for products of at most narrowCols columns.
-var active, narrow kernels
+// narrow, when set, replaces it for products of at most narrowCols columns,
+// and eight for those that also have exactly eight rows.
+var active, narrow, eight kernels
 
 const narrowCols = 16
 
@@ -155,7 +157,7 @@ func (ctx *Context) sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 	buf := &ctx.buf
 	A := operand{a, lda, transA, alpha}
 	B := operand{b, ldb, transB, 1}
-	if transB && !transA && m < n && m <= transposedRows {
+	if transB && !transA && m < n && m <= transposedRows && m < k {
 		// C = A·Bᵀ with the wider B and few rows (a layer's input
 		// gradient at a small batch): compute Cᵀ = B·Aᵀ instead, so B's
 		// rows feed the kernel in place and only A is packed (the products
@@ -173,7 +175,10 @@ func (ctx *Context) sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 		return
 	}
 	ks := active
-	if n <= narrowCols && narrow.main.fn != nil {
+	switch {
+	case m == 8 && n <= narrowCols && eight.main.fn != nil:
+		ks = eight
+	case n <= narrowCols && narrow.main.fn != nil:
 		ks = narrow
 	}
 	buf.run(ks, A, B, m, n, k, c, ldc, false, beta != 0)

@@ -138,9 +138,9 @@ func kernelSets() []kernels {
 }
 
 func withKernel(k kernels, f func()) {
-	saved, savedNarrow := active, narrow
-	active, narrow = k, kernels{}
-	defer func() { active, narrow = saved, savedNarrow }()
+	saved, savedNarrow, savedEight := active, narrow, eight
+	active, narrow, eight = k, kernels{}, kernels{}
+	defer func() { active, narrow, eight = saved, savedNarrow, savedEight }()
 	f()
 }
 
@@ -196,6 +196,38 @@ func TestSgemmExact(t *testing.T) {
 					tol := 2*float64(s.k)*0x1p-24*mag + 0x1p-22*math.Abs(float64(want[i]))
 					if d := math.Abs(float64(got[i] - want[i])); !(d <= tol) {
 						t.Fatalf("%s: C[%d] = %g, reference %g, off by %g > %g", name, i, got[i], want[i], d, tol)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmEightRows: products of eight rows go through the machine's own
+// kernel choice (the 8×16 kernel with AVX-512, which TestSgemmExact also
+// runs on every shape) and keep the reference's bits, beside at most 16
+// columns and beside more.
+func TestSgemmEightRows(t *testing.T) {
+	if Kernel() == "go" {
+		t.Skip("no assembly kernel")
+	}
+	if haveAVX512 && eight.main.mr != 8 {
+		t.Fatalf("AVX-512 without the 8×16 kernel for eight rows")
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{3, 16, 17, 40} {
+		for _, k := range []int{1, 9, 240, 300} {
+			for tr := 0; tr < 4; tr++ {
+				tA, tB := tr&1 == 1, tr&2 == 2
+				for _, beta := range []float32{0, 1} {
+					a, lda, b, ldb, c, ldc := operands(r, tA, tB, 8, n, k, tr%2)
+					want := append([]float32(nil), c...)
+					reference(tA, tB, 8, n, k, 1, a, lda, b, ldb, beta, want, ldc)
+					Sgemm(tA, tB, 8, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+					for i := range c {
+						if i%ldc < n && math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("n=%d k=%d tA=%v tB=%v β=%g: C[%d] = %g, reference %g", n, k, tA, tB, beta, i, c[i], want[i])
+						}
 					}
 				}
 			}
@@ -343,7 +375,7 @@ func TestSgemmOverlap(t *testing.T) {
 		}
 		return d
 	}
-	for _, s := range []struct{ m, n, k, step int }{{238, 16, 8, 2}, {56, 32, 64, 32}, {16, 8, 238, 2}, {32, 64, 56, 32}, {7, 13, 300, 3}} {
+	for _, s := range []struct{ m, n, k, step int }{{238, 16, 8, 2}, {56, 32, 64, 32}, {16, 8, 238, 2}, {8, 16, 240, 2}, {32, 64, 56, 32}, {7, 13, 300, 3}} {
 		for _, tA := range []bool{false, true} {
 			for _, tB := range []bool{false, true} {
 				ar, ac := s.m, s.k

@@ -568,3 +568,75 @@ kern12x16AVX512p_loop:
 	VMOVUPS Z15, K1, (AX)(R9*2)
 	VZEROUPPER
 	RET
+
+// kern8x16AVX512 is kern12x16AVX512 with eight rows: for products of eight
+// rows, whose twelve-row tiles would be a third padding; eight accumulators
+// still keep both multiply-add units busy.
+// func kern8x16AVX512(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, load bool)
+TEXT ·kern8x16AVX512(SB), NOSPLIT, $0-65
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rs+16(FP), R11
+	SHLQ $2, R11
+	MOVQ ps+24(FP), R13
+	SHLQ $2, R13
+	LEAQ (SI)(R11*2), R12
+	ADDQ R11, R12 // R12 = row 3 of A
+	LEAQ (R12)(R11*2), R14
+	ADDQ R11, R14 // R14 = row 6
+	MOVQ b+32(FP), DX
+	MOVQ ldb+40(FP), R8
+	SHLQ $2, R8
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R9
+	SHLQ $2, R9
+	LEAQ (DI)(R9*2), R10
+	ADDQ R9, R10 // R10 = row 3 of C
+	LEAQ (R10)(R9*2), BX
+	ADDQ R9, BX // BX = row 6 of C
+	CMPB load+64(FP), $0
+	JEQ kern8x16AVX512_zero
+	VMOVUPS (DI), Z4
+	VMOVUPS (DI)(R9*1), Z5
+	VMOVUPS (DI)(R9*2), Z6
+	VMOVUPS (R10), Z7
+	VMOVUPS (R10)(R9*1), Z8
+	VMOVUPS (R10)(R9*2), Z9
+	VMOVUPS (BX), Z10
+	VMOVUPS (BX)(R9*1), Z11
+	JMP kern8x16AVX512_loop
+kern8x16AVX512_zero:
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+kern8x16AVX512_loop:
+	VMOVUPS (DX), Z0
+	VFMADD231PS.BCST (SI), Z0, Z4
+	VFMADD231PS.BCST (SI)(R11*1), Z0, Z5
+	VFMADD231PS.BCST (SI)(R11*2), Z0, Z6
+	VFMADD231PS.BCST (R12), Z0, Z7
+	VFMADD231PS.BCST (R12)(R11*1), Z0, Z8
+	VFMADD231PS.BCST (R12)(R11*2), Z0, Z9
+	VFMADD231PS.BCST (R14), Z0, Z10
+	VFMADD231PS.BCST (R14)(R11*1), Z0, Z11
+	ADDQ R13, SI
+	ADDQ R13, R12
+	ADDQ R13, R14
+	ADDQ R8, DX
+	DECQ CX
+	JNZ kern8x16AVX512_loop
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, (DI)(R9*1)
+	VMOVUPS Z6, (DI)(R9*2)
+	VMOVUPS Z7, (R10)
+	VMOVUPS Z8, (R10)(R9*1)
+	VMOVUPS Z9, (R10)(R9*2)
+	VMOVUPS Z10, (BX)
+	VMOVUPS Z11, (BX)(R9*1)
+	VZEROUPPER
+	RET
