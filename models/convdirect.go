@@ -91,9 +91,7 @@ func (o conv) runImplicit(y, x, w, b []float32) {
 		}
 	}
 	for e := 0; e < g.batch; e++ {
-		for r := 0; r < V; r++ {
-			copySmall(yv[r*g.out:(r+1)*g.out], b)
-		}
+		repeatRow(yv[:V*g.out], b)
 		img := pad[e*g.padDim():]
 		for i := 0; i < g.kh; i++ {
 			o.mm.SgemmOverlap(false, false, V, g.out, seg, 1, img[g.kernelRow(i):], g.stride*g.c, wt[i*seg*g.out:], g.out, 1, yv, g.out)
@@ -106,12 +104,16 @@ func (o conv) runImplicit(y, x, w, b []float32) {
 }
 
 // gradRows is the number of filter-gradient rows computed per kernel row:
-// kw·c rounded up to the micro-kernel's rows (12 beside at most 16
-// filters, else 6), the extra rows reading the next values of the image
-// and being dropped, so that the products read both factors in place.
+// kw·c rounded up to the micro-kernel's rows (beside at most 16 filters,
+// 8 when kw·c ≤ 8, else 12; 6 beside more filters), the extra rows reading
+// the next values of the image and being dropped, so that the products
+// read both factors in place.
 func (g convGeom) gradRows() int {
 	m := 6
-	if g.out <= 16 {
+	switch {
+	case g.out <= 16 && g.kw*g.c <= 8:
+		m = 8
+	case g.out <= 16:
 		m = 12
 	}
 	return (g.kw*g.c + m - 1) / m * m
@@ -150,5 +152,14 @@ func (o convGradW) runImplicit(dw, dy []float32) {
 				row[q] = dwt[(i*M+q)*g.out+j]
 			}
 		}
+	}
+}
+
+// repeatRow fills dst with copies of row (len(dst) a multiple of
+// len(row)), doubling the filled prefix with each copy.
+func repeatRow(dst, row []float32) {
+	n := copy(dst, row)
+	for n < len(dst) {
+		n += copy(dst[n:], dst[:n])
 	}
 }
