@@ -122,10 +122,12 @@ func (g convGeom) gradRows() int {
 // runImplicit is convGradW.run reading the patches the forward pass padded
 // (the forward pass of the same batch runs first). It accumulates dWᵀ, one
 // gradRows×out block per kernel row, over the examples in order, then
-// transposes it into dw.
+// transposes it into dw. Each example's chain stops at its last real pixel
+// (the virtual pixels after it would add only zero terms).
 func (o convGradW) runImplicit(dw, dy []float32) {
 	g := o.g
 	V, K, seg, wv, M := g.virtRows(), g.kdim(), g.kw*g.c, g.virtW(), g.gradRows()
+	P := (g.oh-1)*wv + g.ow // the pixels up to the last real one
 	if o.sc.dyv == nil {
 		o.sc.dyv = make([]float32, V*g.out) // virtual pixels' gradients stay 0
 		o.sc.dwt = make([]float32, g.kh*M*g.out)
@@ -142,7 +144,7 @@ func (o convGradW) runImplicit(dw, dy []float32) {
 		}
 		img := o.sc.pad[e*g.padDim():]
 		for i := 0; i < g.kh; i++ {
-			o.mm.SgemmOverlap(true, false, M, g.out, V, 1, img[g.kernelRow(i):], g.stride*g.c, dyv, g.out, beta, dwt[i*M*g.out:], g.out)
+			o.mm.SgemmOverlap(true, false, M, g.out, P, 1, img[g.kernelRow(i):], g.stride*g.c, dyv, g.out, beta, dwt[i*M*g.out:], g.out)
 		}
 	}
 	for j := 0; j < g.out; j++ {
