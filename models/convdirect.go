@@ -11,13 +11,14 @@ package models
 // v = oy·(wp/s) + ox, the patch row starts v·s·c floats after the start of
 // row ⌊i/s⌋ of plane i mod s. So for each kernel row the patches form a
 // matrix whose rows overlap, s·c floats apart, which gemm.SgemmOverlap
-// multiplies in place. The virtual columns ox ≥ ow compute values nobody
+// multiplies in place (the forward pass takes the kernel rows one after
+// another in one gemm.SgemmSegments). The virtual columns ox ≥ ow compute values nobody
 // reads (forward) or meet a zero gradient (filter gradient).
 //
 // Every output element keeps im2col's floating-point operations: the
 // forward chain runs over the kernel rows in order, each a chain over
-// (kernel column, channel) as im2col lays them out, through C between
-// products (float32 stored and reloaded exactly); padding contributes the
+// (kernel column, channel) as im2col lays them out, through C or a
+// register between kernel rows (float32 either way); padding contributes the
 // same zeros. The filter gradient's chain over pixels in order gains only
 // the virtual pixels' terms 0·x, which leave a sum unchanged (a sum that
 // starts at +0 never becomes −0) as long as the input is finite.
@@ -83,8 +84,11 @@ func (o conv) runImplicit(y, x, w, b []float32) {
 	V, K, seg, wv := g.virtRows(), g.kdim(), g.kw*g.c, g.virtW()
 	if o.sc.yv == nil {
 		o.sc.yv, o.sc.wt = make([]float32, V*g.out), make([]float32, K*g.out)
+		for i := 0; i < g.kh; i++ {
+			o.sc.offs = append(o.sc.offs, g.kernelRow(i))
+		}
 	}
-	yv, wt := o.sc.yv, o.sc.wt
+	yv, wt, offs := o.sc.yv, o.sc.wt, o.sc.offs
 	for j := 0; j < g.out; j++ { // the filters as k×out, read in place
 		for p, v := range w[j*K : (j+1)*K] {
 			wt[p*g.out+j] = v
@@ -92,10 +96,7 @@ func (o conv) runImplicit(y, x, w, b []float32) {
 	}
 	for e := 0; e < g.batch; e++ {
 		repeatRow(yv[:V*g.out], b)
-		img := pad[e*g.padDim():]
-		for i := 0; i < g.kh; i++ {
-			o.mm.SgemmOverlap(false, false, V, g.out, seg, 1, img[g.kernelRow(i):], g.stride*g.c, wt[i*seg*g.out:], g.out, 1, yv, g.out)
-		}
+		o.mm.SgemmSegments(V, g.out, seg, offs, pad[e*g.padDim():], g.stride*g.c, wt, g.out, yv, g.out)
 		ye := y[e*g.outDim() : (e+1)*g.outDim()]
 		for oy := 0; oy < g.oh; oy++ {
 			copy(ye[oy*g.ow*g.out:(oy+1)*g.ow*g.out], yv[oy*wv*g.out:])

@@ -133,6 +133,41 @@ func (ctx *Context) SgemmOverlap(transA, transB bool, m, n, k int, alpha float32
 	ctx.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// SgemmSegments adds to C (m×n, row stride ldc) the products A_s·B_s of
+// len(offs) pairs of factors, one pair after another: A_s is m×k with
+// element (i, p) at a[offs[s] + i·lda + p] (rows that may overlap, as in
+// SgemmOverlap) and B_s is rows s·k … s·k+k−1 of b (row stride ldb), as a
+// convolution's kernel rows. Each element of C is one chain of multiply-adds
+// from its value over the segments in order, each over p in increasing
+// order: what len(offs) calls of SgemmOverlap with α = β = 1 compute, and
+// what it does unless a kernel keeps the accumulators in registers across
+// the segments (AVX-512, 16 columns, rows a multiple of 12). It panics on
+// inconsistent arguments.
+func (ctx *Context) SgemmSegments(m, n, k int, offs []int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	for s, off := range offs {
+		if off < 0 || off > len(a) || s*k*ldb > len(b) {
+			panic(fmt.Sprintf("gemm: segment %d at %d outside a (%d) or b (%d)", s, off, len(a), len(b)))
+		}
+		check(false, false, m, n, k, len(a)-off, lda, len(b)-s*k*ldb, ldb, len(c), ldc, true)
+	}
+	if m == 0 || n == 0 || k == 0 || len(offs) == 0 {
+		return
+	}
+	if segKernel != nil && n == 16 && m%12 == 0 {
+		for i0 := 0; i0 < m; i0 += 12 {
+			segKernel(k, a[i0*lda:], lda, b, ldb, c[i0*ldc:], ldc, offs)
+		}
+		return
+	}
+	for s, off := range offs {
+		ctx.sgemm(false, false, m, n, k, 1, a[off:], lda, b[s*k*ldb:], ldb, 1, c, ldc)
+	}
+}
+
+// segKernel, when set, computes one 12×16 tile of SgemmSegments from C
+// (A's rows rs apart).
+var segKernel func(k int, a []float32, rs int, b []float32, ldb int, c []float32, ldc int, offs []int)
+
 func (ctx *Context) sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return

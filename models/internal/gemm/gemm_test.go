@@ -235,6 +235,74 @@ func TestSgemmEightRows(t *testing.T) {
 	}
 }
 
+// TestSgemmSegments: products over segments of overlapping rows (a
+// convolution's kernel rows) give the bits of the exact chain from C over
+// the segments in order, on the AVX-512 tile path (16 columns, rows a
+// multiple of 12) and on the fallback (other shapes, or no segment kernel).
+// Negative control: the segments in the other order give other bits.
+func TestSgemmSegments(t *testing.T) {
+	if haveAVX512 && segKernel == nil {
+		t.Fatal("AVX-512 without the segment kernel")
+	}
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, s := range []struct{ m, n, k, lda int }{{240, 16, 8, 2}, {12, 16, 1, 1}, {60, 16, 64, 32}, {48, 16, 24, 8}, {19, 16, 8, 2}, {24, 13, 8, 2}, {36, 32, 9, 3}} {
+		for _, nseg := range []int{1, 3, 8} {
+			offs := make([]int, nseg)
+			for i := range offs {
+				offs[i] = r.IntN(200)
+			}
+			a := randVals(r, 200+s.m*s.lda+s.k)
+			b := randVals(r, nseg*s.k*s.n)
+			c := randVals(r, s.m*s.n)
+			want := append([]float32(nil), c...)
+			for i, off := range offs {
+				reference(false, false, s.m, s.n, s.k, 1, a[off:], s.lda, b[i*s.k*s.n:], s.n, 1, want, s.n)
+			}
+			rev := append([]float32(nil), c...)
+			for i := nseg - 1; i >= 0; i-- {
+				reference(false, false, s.m, s.n, s.k, 1, a[offs[i]:], s.lda, b[i*s.k*s.n:], s.n, 1, rev, s.n)
+			}
+			for _, fast := range []bool{true, false} {
+				got := append([]float32(nil), c...)
+				saved := segKernel
+				if !fast {
+					segKernel = nil
+				}
+				var ctx Context
+				ctx.SgemmSegments(s.m, s.n, s.k, offs, a, s.lda, b, s.n, got, s.n)
+				segKernel = saved
+				differs := false
+				for i := range got {
+					if Kernel() != "go" && math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%+v nseg=%d fast=%v: C[%d] = %g, reference %g", s, nseg, fast, i, got[i], want[i])
+					}
+					differs = differs || got[i] != rev[i]
+				}
+				if nseg > 1 && s.k > 1 && !differs {
+					t.Errorf("%+v nseg=%d: the segments in reverse order give the same values", s, nseg)
+				}
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a segment past the end of a did not panic")
+		}
+	}()
+	var ctx Context
+	ctx.SgemmSegments(12, 16, 8, []int{0, 100}, make([]float32, 120), 2, make([]float32, 2*8*16), 16, make([]float32, 12*16), 16)
+}
+
+// randVals draws n values spread over several magnitudes (so that the order
+// of a sum shows in its bits).
+func randVals(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(5)-2)))
+	}
+	return x
+}
+
 // TestSgemmMatchesGonum: a second, independent oracle (gonum's Sgemm) on the
 // models' shapes, within the same rounding bound.
 func TestSgemmMatchesGonum(t *testing.T) {

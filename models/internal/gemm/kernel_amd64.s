@@ -640,3 +640,96 @@ kern8x16AVX512_loop:
 	VMOVUPS Z11, (BX)(R9*1)
 	VZEROUPPER
 	RET
+
+// kern12x16AVX512s is kern12x16AVX512 (always loading C) over nseg
+// segments of k steps each: segment s reads A from a + offs[s] floats (rows
+// rs apart, steps ps apart), B continues row after row across segments, and
+// the accumulators stay in registers from one segment to the next.
+// func kern12x16AVX512s(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, offs *int, nseg int)
+TEXT ·kern12x16AVX512s(SB), NOSPLIT, $0-80
+	MOVQ rs+16(FP), R11
+	SHLQ $2, R11
+	MOVQ ps+24(FP), R13
+	SHLQ $2, R13
+	MOVQ b+32(FP), DX
+	MOVQ ldb+40(FP), R8
+	SHLQ $2, R8
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R9
+	SHLQ $2, R9
+	LEAQ (DI)(R9*2), R10
+	ADDQ R9, R10 // R10 = row 3 of C
+	LEAQ (R10)(R9*2), BX
+	ADDQ R9, BX // BX = row 6 of C
+	LEAQ (BX)(R9*2), AX
+	ADDQ R9, AX // AX = row 9 of C
+	VMOVUPS (DI), Z4
+	VMOVUPS (DI)(R9*1), Z5
+	VMOVUPS (DI)(R9*2), Z6
+	VMOVUPS (R10), Z7
+	VMOVUPS (R10)(R9*1), Z8
+	VMOVUPS (R10)(R9*2), Z9
+	VMOVUPS (BX), Z10
+	VMOVUPS (BX)(R9*1), Z11
+	VMOVUPS (BX)(R9*2), Z12
+	VMOVUPS (AX), Z13
+	VMOVUPS (AX)(R9*1), Z14
+	VMOVUPS (AX)(R9*2), Z15
+	MOVQ offs+64(FP), DI
+	MOVQ nseg+72(FP), BX
+kern12x16AVX512s_seg:
+	MOVQ (DI), SI
+	SHLQ $2, SI
+	ADDQ a+8(FP), SI
+	LEAQ (SI)(R11*2), R12
+	ADDQ R11, R12 // R12 = row 3 of A
+	LEAQ (R12)(R11*2), R14
+	ADDQ R11, R14 // R14 = row 6
+	LEAQ (R14)(R11*2), R15
+	ADDQ R11, R15 // R15 = row 9
+	MOVQ k+0(FP), CX
+kern12x16AVX512s_loop:
+	VMOVUPS (DX), Z0
+	VFMADD231PS.BCST (SI), Z0, Z4
+	VFMADD231PS.BCST (SI)(R11*1), Z0, Z5
+	VFMADD231PS.BCST (SI)(R11*2), Z0, Z6
+	VFMADD231PS.BCST (R12), Z0, Z7
+	VFMADD231PS.BCST (R12)(R11*1), Z0, Z8
+	VFMADD231PS.BCST (R12)(R11*2), Z0, Z9
+	VFMADD231PS.BCST (R14), Z0, Z10
+	VFMADD231PS.BCST (R14)(R11*1), Z0, Z11
+	VFMADD231PS.BCST (R14)(R11*2), Z0, Z12
+	VFMADD231PS.BCST (R15), Z0, Z13
+	VFMADD231PS.BCST (R15)(R11*1), Z0, Z14
+	VFMADD231PS.BCST (R15)(R11*2), Z0, Z15
+	ADDQ R13, SI
+	ADDQ R13, R12
+	ADDQ R13, R14
+	ADDQ R13, R15
+	ADDQ R8, DX
+	DECQ CX
+	JNZ kern12x16AVX512s_loop
+	ADDQ $8, DI
+	DECQ BX
+	JNZ kern12x16AVX512s_seg
+	MOVQ c+48(FP), DI
+	LEAQ (DI)(R9*2), R10
+	ADDQ R9, R10
+	LEAQ (R10)(R9*2), BX
+	ADDQ R9, BX
+	LEAQ (BX)(R9*2), AX
+	ADDQ R9, AX
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, (DI)(R9*1)
+	VMOVUPS Z6, (DI)(R9*2)
+	VMOVUPS Z7, (R10)
+	VMOVUPS Z8, (R10)(R9*1)
+	VMOVUPS Z9, (R10)(R9*2)
+	VMOVUPS Z10, (BX)
+	VMOVUPS Z11, (BX)(R9*1)
+	VMOVUPS Z12, (BX)(R9*2)
+	VMOVUPS Z13, (AX)
+	VMOVUPS Z14, (AX)(R9*1)
+	VMOVUPS Z15, (AX)(R9*2)
+	VZEROUPPER
+	RET
