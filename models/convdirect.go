@@ -105,14 +105,14 @@ func (o conv) runImplicit(y, x, w, b []float32) {
 }
 
 // gradRows is the number of filter-gradient rows computed per kernel row:
-// kw·c rounded up to the micro-kernel's rows (beside at most 16 filters,
-// 8 when kw·c ≤ 8, else 12; 6 beside more filters), the extra rows reading
+// kw·c rounded up to the micro-kernel's rows (8 when kw·c ≤ 8 beside 16
+// filters, 12 beside at most 16, else 6), the extra rows reading
 // the next values of the image and being dropped, so that the products
 // read both factors in place.
 func (g convGeom) gradRows() int {
 	m := 6
 	switch {
-	case g.out <= 16 && g.kw*g.c <= 8:
+	case g.out == 16 && g.kw*g.c <= 8:
 		m = 8
 	case g.out <= 16:
 		m = 12

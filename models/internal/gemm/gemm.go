@@ -4,7 +4,7 @@
 // AVX-512, products of at most 16 columns (a convolution with 16 filters)
 // use a 12×16 kernel: twelve independent accumulators keep both
 // multiply-add units busy where the 6×16 tile has too few; products of
-// exactly eight rows and at most 16 columns use an 8×16 kernel.
+// exactly eight rows and 16 columns use an 8×16 kernel.
 // Package models plugs it into Gorgonia as the BLAS Sgemm (see Impl).
 //
 // Every path computes each element of the product the same way: one fused
@@ -61,7 +61,7 @@ type kernels struct{ main, edge kernel }
 
 // active is what this machine uses (set in init by the architecture's file);
 // narrow, when set, replaces it for products of at most narrowCols columns,
-// and eight for those that also have exactly eight rows.
+// and eight for those of exactly narrowCols columns and eight rows.
 var active, narrow, eight kernels
 
 const narrowCols = 16
@@ -141,7 +141,8 @@ func (ctx *Context) SgemmOverlap(transA, transB bool, m, n, k int, alpha float32
 // from its value over the segments in order, each over p in increasing
 // order: what len(offs) calls of SgemmOverlap with α = β = 1 compute, and
 // what it does unless a kernel keeps the accumulators in registers across
-// the segments (AVX-512, 16 columns, rows a multiple of 12). It panics on
+// the segments (AVX-512: 16 columns and rows a multiple of 12, or columns
+// and rows multiples of 32 and 6; at most 256 steps in all). It panics on
 // inconsistent arguments.
 func (ctx *Context) SgemmSegments(m, n, k int, offs []int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	for s, off := range offs {
@@ -153,9 +154,18 @@ func (ctx *Context) SgemmSegments(m, n, k int, offs []int, a []float32, lda int,
 	if m == 0 || n == 0 || k == 0 || len(offs) == 0 {
 		return
 	}
-	if segKernel != nil && n == 16 && m%12 == 0 {
+	switch {
+	case len(offs)*k > kc: // B's panel would not stay in L1
+	case segKernel != nil && n == 16 && m%12 == 0:
 		for i0 := 0; i0 < m; i0 += 12 {
 			segKernel(k, a[i0*lda:], lda, b, ldb, c[i0*ldc:], ldc, offs)
+		}
+		return
+	case segKernel32 != nil && n%32 == 0 && m%6 == 0:
+		for j0 := 0; j0 < n; j0 += 32 {
+			for i0 := 0; i0 < m; i0 += 6 {
+				segKernel32(k, a[i0*lda:], lda, b[j0:], ldb, c[i0*ldc+j0:], ldc, offs)
+			}
 		}
 		return
 	}
@@ -164,9 +174,9 @@ func (ctx *Context) SgemmSegments(m, n, k int, offs []int, a []float32, lda int,
 	}
 }
 
-// segKernel, when set, computes one 12×16 tile of SgemmSegments from C
-// (A's rows rs apart).
-var segKernel func(k int, a []float32, rs int, b []float32, ldb int, c []float32, ldc int, offs []int)
+// segKernel and segKernel32, when set, compute one 12×16 or 6×32 tile of
+// SgemmSegments from C (A's rows rs apart).
+var segKernel, segKernel32 func(k int, a []float32, rs int, b []float32, ldb int, c []float32, ldc int, offs []int)
 
 func (ctx *Context) sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
@@ -211,7 +221,7 @@ func (ctx *Context) sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 	}
 	ks := active
 	switch {
-	case m == 8 && n <= narrowCols && eight.main.fn != nil:
+	case m == 8 && n == narrowCols && eight.main.fn != nil:
 		ks = eight
 	case n <= narrowCols && narrow.main.fn != nil:
 		ks = narrow

@@ -237,15 +237,16 @@ func TestSgemmEightRows(t *testing.T) {
 
 // TestSgemmSegments: products over segments of overlapping rows (a
 // convolution's kernel rows) give the bits of the exact chain from C over
-// the segments in order, on the AVX-512 tile path (16 columns, rows a
-// multiple of 12) and on the fallback (other shapes, or no segment kernel).
+// the segments in order, on the AVX-512 tile paths (16 columns, rows a
+// multiple of 12; columns a multiple of 32, rows of 6) and on the fallback
+// (other shapes, or no segment kernel).
 // Negative control: the segments in the other order give other bits.
 func TestSgemmSegments(t *testing.T) {
-	if haveAVX512 && segKernel == nil {
-		t.Fatal("AVX-512 without the segment kernel")
+	if haveAVX512 && (segKernel == nil || segKernel32 == nil) {
+		t.Fatal("AVX-512 without the segment kernels")
 	}
 	r := rand.New(rand.NewPCG(15, 16))
-	for _, s := range []struct{ m, n, k, lda int }{{240, 16, 8, 2}, {12, 16, 1, 1}, {60, 16, 64, 32}, {48, 16, 24, 8}, {19, 16, 8, 2}, {24, 13, 8, 2}, {36, 32, 9, 3}} {
+	for _, s := range []struct{ m, n, k, lda int }{{240, 16, 8, 2}, {12, 16, 1, 1}, {60, 16, 64, 32}, {48, 16, 24, 8}, {19, 16, 8, 2}, {24, 13, 8, 2}, {36, 32, 9, 3}, {60, 32, 64, 32}, {30, 64, 3, 1}, {20, 32, 5, 2}, {12, 16, 40, 8}} {
 		for _, nseg := range []int{1, 3, 8} {
 			offs := make([]int, nseg)
 			for i := range offs {
@@ -264,13 +265,13 @@ func TestSgemmSegments(t *testing.T) {
 			}
 			for _, fast := range []bool{true, false} {
 				got := append([]float32(nil), c...)
-				saved := segKernel
+				saved, saved32 := segKernel, segKernel32
 				if !fast {
-					segKernel = nil
+					segKernel, segKernel32 = nil, nil
 				}
 				var ctx Context
 				ctx.SgemmSegments(s.m, s.n, s.k, offs, a, s.lda, b, s.n, got, s.n)
-				segKernel = saved
+				segKernel, segKernel32 = saved, saved32
 				differs := false
 				for i := range got {
 					if Kernel() != "go" && math.Float32bits(got[i]) != math.Float32bits(want[i]) {

@@ -25,6 +25,9 @@ func kern8x16AVX512(k int, a *float32, rs, ps int, b *float32, ldb int, c *float
 func kern12x16AVX512s(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, offs *int, nseg int)
 
 //go:noescape
+func kern6x32AVX512s(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, offs *int, nseg int)
+
+//go:noescape
 func kern12x16AVX512p(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, mask uint32, load bool)
 
 //go:noescape
@@ -121,6 +124,9 @@ func init() {
 		eight = kernels{avx512Kernel8x16, avx512Kernel8x16}
 		segKernel = func(k int, a []float32, rs int, b []float32, ldb int, c []float32, ldc int, offs []int) {
 			kern12x16AVX512s(k, unsafe.SliceData(a), rs, 1, unsafe.SliceData(b), ldb, unsafe.SliceData(c), ldc, unsafe.SliceData(offs), len(offs))
+		}
+		segKernel32 = func(k int, a []float32, rs int, b []float32, ldb int, c []float32, ldc int, offs []int) {
+			kern6x32AVX512s(k, unsafe.SliceData(a), rs, 1, unsafe.SliceData(b), ldb, unsafe.SliceData(c), ldc, unsafe.SliceData(offs), len(offs))
 		}
 	case haveAVX2:
 		active = avx2Kernels
