@@ -38,3 +38,8 @@ const implicitConv = false
 func (*blasCtx) SgemmOverlap(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	panic("models: overlapping rows need dpfl's gemm")
 }
+
+// SgemmSegments is never called with OpenBLAS (implicitConv is false).
+func (*blasCtx) SgemmSegments(m, n, k int, offs []int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	panic("models: overlapping rows need dpfl's gemm")
+}

@@ -224,7 +224,10 @@ func conv2d(mm *blasCtx, x, w, b *G.Node, g convGeom) (*G.Node, error) {
 // cached) and the input-gradient's chunk, shared by a convolution and its
 // gradient ops (they run one after another on the model's goroutine, the
 // forward pass first). Each is allocated when first needed.
-type convScratch struct{ col, dcol, pad, yv, dyv, wt, dwt []float32 }
+type convScratch struct {
+	col, dcol, pad, yv, dyv, wt, dwt []float32
+	offs                             []int // the kernel rows' offsets in a padded example
+}
 
 func (sc *convScratch) colBuf(g convGeom) []float32 {
 	if sc.col == nil {

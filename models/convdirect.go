@@ -11,13 +11,14 @@ package models
 // v = oy·(wp/s) + ox, the patch row starts v·s·c floats after the start of
 // row ⌊i/s⌋ of plane i mod s. So for each kernel row the patches form a
 // matrix whose rows overlap, s·c floats apart, which gemm.SgemmOverlap
-// multiplies in place. The virtual columns ox ≥ ow compute values nobody
+// multiplies in place (the forward pass takes the kernel rows one after
+// another in one gemm.SgemmSegments). The virtual columns ox ≥ ow compute values nobody
 // reads (forward) or meet a zero gradient (filter gradient).
 //
 // Every output element keeps im2col's floating-point operations: the
 // forward chain runs over the kernel rows in order, each a chain over
-// (kernel column, channel) as im2col lays them out, through C between
-// products (float32 stored and reloaded exactly); padding contributes the
+// (kernel column, channel) as im2col lays them out, through C or a
+// register between kernel rows (float32 either way); padding contributes the
 // same zeros. The filter gradient's chain over pixels in order gains only
 // the virtual pixels' terms 0·x, which leave a sum unchanged (a sum that
 // starts at +0 never becomes −0) as long as the input is finite.
@@ -83,21 +84,19 @@ func (o conv) runImplicit(y, x, w, b []float32) {
 	V, K, seg, wv := g.virtRows(), g.kdim(), g.kw*g.c, g.virtW()
 	if o.sc.yv == nil {
 		o.sc.yv, o.sc.wt = make([]float32, V*g.out), make([]float32, K*g.out)
+		for i := 0; i < g.kh; i++ {
+			o.sc.offs = append(o.sc.offs, g.kernelRow(i))
+		}
 	}
-	yv, wt := o.sc.yv, o.sc.wt
+	yv, wt, offs := o.sc.yv, o.sc.wt, o.sc.offs
 	for j := 0; j < g.out; j++ { // the filters as k×out, read in place
 		for p, v := range w[j*K : (j+1)*K] {
 			wt[p*g.out+j] = v
 		}
 	}
 	for e := 0; e < g.batch; e++ {
-		for r := 0; r < V; r++ {
-			copySmall(yv[r*g.out:(r+1)*g.out], b)
-		}
-		img := pad[e*g.padDim():]
-		for i := 0; i < g.kh; i++ {
-			o.mm.SgemmOverlap(false, false, V, g.out, seg, 1, img[g.kernelRow(i):], g.stride*g.c, wt[i*seg*g.out:], g.out, 1, yv, g.out)
-		}
+		repeatRow(yv[:V*g.out], b)
+		o.mm.SgemmSegments(V, g.out, seg, offs, pad[e*g.padDim():], g.stride*g.c, wt, g.out, yv, g.out)
 		ye := y[e*g.outDim() : (e+1)*g.outDim()]
 		for oy := 0; oy < g.oh; oy++ {
 			copy(ye[oy*g.ow*g.out:(oy+1)*g.ow*g.out], yv[oy*wv*g.out:])
@@ -106,12 +105,16 @@ func (o conv) runImplicit(y, x, w, b []float32) {
 }
 
 // gradRows is the number of filter-gradient rows computed per kernel row:
-// kw·c rounded up to the micro-kernel's rows (12 beside at most 16
-// filters, else 6), the extra rows reading the next values of the image
-// and being dropped, so that the products read both factors in place.
+// kw·c rounded up to the micro-kernel's rows (8 when kw·c ≤ 8 beside 16
+// filters, 12 beside at most 16, else 6), the extra rows reading
+// the next values of the image and being dropped, so that the products
+// read both factors in place.
 func (g convGeom) gradRows() int {
 	m := 6
-	if g.out <= 16 {
+	switch {
+	case g.out == 16 && g.kw*g.c <= 8:
+		m = 8
+	case g.out <= 16:
 		m = 12
 	}
 	return (g.kw*g.c + m - 1) / m * m
@@ -120,10 +123,12 @@ func (g convGeom) gradRows() int {
 // runImplicit is convGradW.run reading the patches the forward pass padded
 // (the forward pass of the same batch runs first). It accumulates dWᵀ, one
 // gradRows×out block per kernel row, over the examples in order, then
-// transposes it into dw.
+// transposes it into dw. Each example's chain stops at its last real pixel
+// (the virtual pixels after it would add only zero terms).
 func (o convGradW) runImplicit(dw, dy []float32) {
 	g := o.g
 	V, K, seg, wv, M := g.virtRows(), g.kdim(), g.kw*g.c, g.virtW(), g.gradRows()
+	P := (g.oh-1)*wv + g.ow // the pixels up to the last real one
 	if o.sc.dyv == nil {
 		o.sc.dyv = make([]float32, V*g.out) // virtual pixels' gradients stay 0
 		o.sc.dwt = make([]float32, g.kh*M*g.out)
@@ -140,7 +145,7 @@ func (o convGradW) runImplicit(dw, dy []float32) {
 		}
 		img := o.sc.pad[e*g.padDim():]
 		for i := 0; i < g.kh; i++ {
-			o.mm.SgemmOverlap(true, false, M, g.out, V, 1, img[g.kernelRow(i):], g.stride*g.c, dyv, g.out, beta, dwt[i*M*g.out:], g.out)
+			o.mm.SgemmOverlap(true, false, M, g.out, P, 1, img[g.kernelRow(i):], g.stride*g.c, dyv, g.out, beta, dwt[i*M*g.out:], g.out)
 		}
 	}
 	for j := 0; j < g.out; j++ {
@@ -150,5 +155,14 @@ func (o convGradW) runImplicit(dw, dy []float32) {
 				row[q] = dwt[(i*M+q)*g.out+j]
 			}
 		}
+	}
+}
+
+// repeatRow fills dst with copies of row (len(dst) a multiple of
+// len(row)), doubling the filled prefix with each copy.
+func repeatRow(dst, row []float32) {
+	n := copy(dst, row)
+	for n < len(dst) {
+		n += copy(dst[n:], dst[:n])
 	}
 }

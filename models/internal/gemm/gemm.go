@@ -3,7 +3,8 @@
 // chosen at run time, with a pure-Go kernel as the fallback elsewhere. With
 // AVX-512, products of at most 16 columns (a convolution with 16 filters)
 // use a 12×16 kernel: twelve independent accumulators keep both
-// multiply-add units busy where the 6×16 tile has too few.
+// multiply-add units busy where the 6×16 tile has too few; products of
+// exactly eight rows and 16 columns use an 8×16 kernel.
 // Package models plugs it into Gorgonia as the BLAS Sgemm (see Impl).
 //
 // Every path computes each element of the product the same way: one fused
@@ -59,8 +60,9 @@ type kernel struct {
 type kernels struct{ main, edge kernel }
 
 // active is what this machine uses (set in init by the architecture's file);
-// narrow, when set, replaces it for products of at most narrowCols columns.
-var active, narrow kernels
+// narrow, when set, replaces it for products of at most narrowCols columns,
+// and eight for those of exactly narrowCols columns and eight rows.
+var active, narrow, eight kernels
 
 const narrowCols = 16
 
@@ -131,6 +133,51 @@ func (ctx *Context) SgemmOverlap(transA, transB bool, m, n, k int, alpha float32
 	ctx.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// SgemmSegments adds to C (m×n, row stride ldc) the products A_s·B_s of
+// len(offs) pairs of factors, one pair after another: A_s is m×k with
+// element (i, p) at a[offs[s] + i·lda + p] (rows that may overlap, as in
+// SgemmOverlap) and B_s is rows s·k … s·k+k−1 of b (row stride ldb), as a
+// convolution's kernel rows. Each element of C is one chain of multiply-adds
+// from its value over the segments in order, each over p in increasing
+// order: what len(offs) calls of SgemmOverlap with α = β = 1 compute, and
+// what it does unless a kernel keeps the accumulators in registers across
+// the segments (AVX-512: 16 columns and rows a multiple of 12, or columns
+// and rows multiples of 32 and 6; at most 256 steps in all). It panics on
+// inconsistent arguments.
+func (ctx *Context) SgemmSegments(m, n, k int, offs []int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	for s, off := range offs {
+		if off < 0 || off > len(a) || s*k*ldb > len(b) {
+			panic(fmt.Sprintf("gemm: segment %d at %d outside a (%d) or b (%d)", s, off, len(a), len(b)))
+		}
+		check(false, false, m, n, k, len(a)-off, lda, len(b)-s*k*ldb, ldb, len(c), ldc, true)
+	}
+	if m == 0 || n == 0 || k == 0 || len(offs) == 0 {
+		return
+	}
+	switch {
+	case len(offs)*k > kc: // B's panel would not stay in L1
+	case segKernel != nil && n == 16 && m%12 == 0:
+		for i0 := 0; i0 < m; i0 += 12 {
+			segKernel(k, a[i0*lda:], lda, b, ldb, c[i0*ldc:], ldc, offs)
+		}
+		return
+	case segKernel32 != nil && n%32 == 0 && m%6 == 0:
+		for j0 := 0; j0 < n; j0 += 32 {
+			for i0 := 0; i0 < m; i0 += 6 {
+				segKernel32(k, a[i0*lda:], lda, b[j0:], ldb, c[i0*ldc+j0:], ldc, offs)
+			}
+		}
+		return
+	}
+	for s, off := range offs {
+		ctx.sgemm(false, false, m, n, k, 1, a[off:], lda, b[s*k*ldb:], ldb, 1, c, ldc)
+	}
+}
+
+// segKernel and segKernel32, when set, compute one 12×16 or 6×32 tile of
+// SgemmSegments from C (A's rows rs apart).
+var segKernel, segKernel32 func(k int, a []float32, rs int, b []float32, ldb int, c []float32, ldc int, offs []int)
+
 func (ctx *Context) sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
@@ -155,7 +202,7 @@ func (ctx *Context) sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 	buf := &ctx.buf
 	A := operand{a, lda, transA, alpha}
 	B := operand{b, ldb, transB, 1}
-	if transB && !transA && m < n && m <= transposedRows {
+	if transB && !transA && m < n && m <= transposedRows && m < k {
 		// C = A·Bᵀ with the wider B and few rows (a layer's input
 		// gradient at a small batch): compute Cᵀ = B·Aᵀ instead, so B's
 		// rows feed the kernel in place and only A is packed (the products
@@ -173,7 +220,10 @@ func (ctx *Context) sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 		return
 	}
 	ks := active
-	if n <= narrowCols && narrow.main.fn != nil {
+	switch {
+	case m == 8 && n == narrowCols && eight.main.fn != nil:
+		ks = eight
+	case n <= narrowCols && narrow.main.fn != nil:
 		ks = narrow
 	}
 	buf.run(ks, A, B, m, n, k, c, ldc, false, beta != 0)

@@ -138,9 +138,9 @@ func kernelSets() []kernels {
 }
 
 func withKernel(k kernels, f func()) {
-	saved, savedNarrow := active, narrow
-	active, narrow = k, kernels{}
-	defer func() { active, narrow = saved, savedNarrow }()
+	saved, savedNarrow, savedEight := active, narrow, eight
+	active, narrow, eight = k, kernels{}, kernels{}
+	defer func() { active, narrow, eight = saved, savedNarrow, savedEight }()
 	f()
 }
 
@@ -201,6 +201,107 @@ func TestSgemmExact(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSgemmEightRows: products of eight rows go through the machine's own
+// kernel choice (the 8×16 kernel with AVX-512, which TestSgemmExact also
+// runs on every shape) and keep the reference's bits, beside at most 16
+// columns and beside more.
+func TestSgemmEightRows(t *testing.T) {
+	if Kernel() == "go" {
+		t.Skip("no assembly kernel")
+	}
+	if haveAVX512 && eight.main.mr != 8 {
+		t.Fatalf("AVX-512 without the 8×16 kernel for eight rows")
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{3, 16, 17, 40} {
+		for _, k := range []int{1, 9, 240, 300} {
+			for tr := 0; tr < 4; tr++ {
+				tA, tB := tr&1 == 1, tr&2 == 2
+				for _, beta := range []float32{0, 1} {
+					a, lda, b, ldb, c, ldc := operands(r, tA, tB, 8, n, k, tr%2)
+					want := append([]float32(nil), c...)
+					reference(tA, tB, 8, n, k, 1, a, lda, b, ldb, beta, want, ldc)
+					Sgemm(tA, tB, 8, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+					for i := range c {
+						if i%ldc < n && math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("n=%d k=%d tA=%v tB=%v β=%g: C[%d] = %g, reference %g", n, k, tA, tB, beta, i, c[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmSegments: products over segments of overlapping rows (a
+// convolution's kernel rows) give the bits of the exact chain from C over
+// the segments in order, on the AVX-512 tile paths (16 columns, rows a
+// multiple of 12; columns a multiple of 32, rows of 6) and on the fallback
+// (other shapes, or no segment kernel).
+// Negative control: the segments in the other order give other bits.
+func TestSgemmSegments(t *testing.T) {
+	if haveAVX512 && (segKernel == nil || segKernel32 == nil) {
+		t.Fatal("AVX-512 without the segment kernels")
+	}
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, s := range []struct{ m, n, k, lda int }{{240, 16, 8, 2}, {12, 16, 1, 1}, {60, 16, 64, 32}, {48, 16, 24, 8}, {19, 16, 8, 2}, {24, 13, 8, 2}, {36, 32, 9, 3}, {60, 32, 64, 32}, {30, 64, 3, 1}, {20, 32, 5, 2}, {12, 16, 40, 8}} {
+		for _, nseg := range []int{1, 3, 8} {
+			offs := make([]int, nseg)
+			for i := range offs {
+				offs[i] = r.IntN(200)
+			}
+			a := randVals(r, 200+s.m*s.lda+s.k)
+			b := randVals(r, nseg*s.k*s.n)
+			c := randVals(r, s.m*s.n)
+			want := append([]float32(nil), c...)
+			for i, off := range offs {
+				reference(false, false, s.m, s.n, s.k, 1, a[off:], s.lda, b[i*s.k*s.n:], s.n, 1, want, s.n)
+			}
+			rev := append([]float32(nil), c...)
+			for i := nseg - 1; i >= 0; i-- {
+				reference(false, false, s.m, s.n, s.k, 1, a[offs[i]:], s.lda, b[i*s.k*s.n:], s.n, 1, rev, s.n)
+			}
+			for _, fast := range []bool{true, false} {
+				got := append([]float32(nil), c...)
+				saved, saved32 := segKernel, segKernel32
+				if !fast {
+					segKernel, segKernel32 = nil, nil
+				}
+				var ctx Context
+				ctx.SgemmSegments(s.m, s.n, s.k, offs, a, s.lda, b, s.n, got, s.n)
+				segKernel, segKernel32 = saved, saved32
+				differs := false
+				for i := range got {
+					if Kernel() != "go" && math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%+v nseg=%d fast=%v: C[%d] = %g, reference %g", s, nseg, fast, i, got[i], want[i])
+					}
+					differs = differs || got[i] != rev[i]
+				}
+				if nseg > 1 && s.k > 1 && !differs {
+					t.Errorf("%+v nseg=%d: the segments in reverse order give the same values", s, nseg)
+				}
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a segment past the end of a did not panic")
+		}
+	}()
+	var ctx Context
+	ctx.SgemmSegments(12, 16, 8, []int{0, 100}, make([]float32, 120), 2, make([]float32, 2*8*16), 16, make([]float32, 12*16), 16)
+}
+
+// randVals draws n values spread over several magnitudes (so that the order
+// of a sum shows in its bits).
+func randVals(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(5)-2)))
+	}
+	return x
 }
 
 // TestSgemmMatchesGonum: a second, independent oracle (gonum's Sgemm) on the
@@ -343,7 +444,7 @@ func TestSgemmOverlap(t *testing.T) {
 		}
 		return d
 	}
-	for _, s := range []struct{ m, n, k, step int }{{238, 16, 8, 2}, {56, 32, 64, 32}, {16, 8, 238, 2}, {32, 64, 56, 32}, {7, 13, 300, 3}} {
+	for _, s := range []struct{ m, n, k, step int }{{238, 16, 8, 2}, {56, 32, 64, 32}, {16, 8, 238, 2}, {8, 16, 240, 2}, {32, 64, 56, 32}, {7, 13, 300, 3}} {
 		for _, tA := range []bool{false, true} {
 			for _, tB := range []bool{false, true} {
 				ar, ac := s.m, s.k

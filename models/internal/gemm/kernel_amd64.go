@@ -19,6 +19,15 @@ func kern6x32AVX512(k int, a *float32, rs, ps int, b *float32, ldb int, c *float
 func kern12x16AVX512(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, load bool)
 
 //go:noescape
+func kern8x16AVX512(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, load bool)
+
+//go:noescape
+func kern12x16AVX512s(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, offs *int, nseg int)
+
+//go:noescape
+func kern6x32AVX512s(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, offs *int, nseg int)
+
+//go:noescape
 func kern12x16AVX512p(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, mask uint32, load bool)
 
 //go:noescape
@@ -39,6 +48,10 @@ var (
 	avx512Kernel12x16 = kernel{name: "avx512", mr: 12, nr: 16, fn: func(k int, a []float32, rs, ps int, b []float32, ldb int, c []float32, ldc int, load bool) {
 		boundsCheck(k, 12, 16, a, rs, ps, b, ldb, c, ldc)
 		kern12x16AVX512(k, unsafe.SliceData(a), rs, ps, unsafe.SliceData(b), ldb, unsafe.SliceData(c), ldc, load)
+	}}
+	avx512Kernel8x16 = kernel{name: "avx512", mr: 8, nr: 16, fn: func(k int, a []float32, rs, ps int, b []float32, ldb int, c []float32, ldc int, load bool) {
+		boundsCheck(k, 8, 16, a, rs, ps, b, ldb, c, ldc)
+		kern8x16AVX512(k, unsafe.SliceData(a), rs, ps, unsafe.SliceData(b), ldb, unsafe.SliceData(c), ldc, load)
 	}}
 	avx2Kernels   = kernels{avx2Kernel, avx2Kernel}
 	avx512Kernels kernels // set up in init
@@ -108,6 +121,13 @@ func init() {
 	case haveAVX512:
 		active = avx512Kernels
 		narrow = kernels{avx512Kernel12x16, avx512Kernel12x16}
+		eight = kernels{avx512Kernel8x16, avx512Kernel8x16}
+		segKernel = func(k int, a []float32, rs int, b []float32, ldb int, c []float32, ldc int, offs []int) {
+			kern12x16AVX512s(k, unsafe.SliceData(a), rs, 1, unsafe.SliceData(b), ldb, unsafe.SliceData(c), ldc, unsafe.SliceData(offs), len(offs))
+		}
+		segKernel32 = func(k int, a []float32, rs int, b []float32, ldb int, c []float32, ldc int, offs []int) {
+			kern6x32AVX512s(k, unsafe.SliceData(a), rs, 1, unsafe.SliceData(b), ldb, unsafe.SliceData(c), ldc, unsafe.SliceData(offs), len(offs))
+		}
 	case haveAVX2:
 		active = avx2Kernels
 	default:
@@ -123,7 +143,7 @@ func archKernels() []kernels {
 		ks = append(ks, avx2Kernels)
 	}
 	if haveAVX512 {
-		ks = append(ks, avx512Kernels, kernels{avx512Kernel12x16, avx512Kernel12x16})
+		ks = append(ks, avx512Kernels, kernels{avx512Kernel12x16, avx512Kernel12x16}, kernels{avx512Kernel8x16, avx512Kernel8x16})
 	}
 	return ks
 }

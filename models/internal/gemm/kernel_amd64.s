@@ -568,3 +568,249 @@ kern12x16AVX512p_loop:
 	VMOVUPS Z15, K1, (AX)(R9*2)
 	VZEROUPPER
 	RET
+
+// kern8x16AVX512 is kern12x16AVX512 with eight rows: for products of eight
+// rows, whose twelve-row tiles would be a third padding; eight accumulators
+// still keep both multiply-add units busy.
+// func kern8x16AVX512(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, load bool)
+TEXT ·kern8x16AVX512(SB), NOSPLIT, $0-65
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rs+16(FP), R11
+	SHLQ $2, R11
+	MOVQ ps+24(FP), R13
+	SHLQ $2, R13
+	LEAQ (SI)(R11*2), R12
+	ADDQ R11, R12 // R12 = row 3 of A
+	LEAQ (R12)(R11*2), R14
+	ADDQ R11, R14 // R14 = row 6
+	MOVQ b+32(FP), DX
+	MOVQ ldb+40(FP), R8
+	SHLQ $2, R8
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R9
+	SHLQ $2, R9
+	LEAQ (DI)(R9*2), R10
+	ADDQ R9, R10 // R10 = row 3 of C
+	LEAQ (R10)(R9*2), BX
+	ADDQ R9, BX // BX = row 6 of C
+	CMPB load+64(FP), $0
+	JEQ kern8x16AVX512_zero
+	VMOVUPS (DI), Z4
+	VMOVUPS (DI)(R9*1), Z5
+	VMOVUPS (DI)(R9*2), Z6
+	VMOVUPS (R10), Z7
+	VMOVUPS (R10)(R9*1), Z8
+	VMOVUPS (R10)(R9*2), Z9
+	VMOVUPS (BX), Z10
+	VMOVUPS (BX)(R9*1), Z11
+	JMP kern8x16AVX512_loop
+kern8x16AVX512_zero:
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+kern8x16AVX512_loop:
+	VMOVUPS (DX), Z0
+	VFMADD231PS.BCST (SI), Z0, Z4
+	VFMADD231PS.BCST (SI)(R11*1), Z0, Z5
+	VFMADD231PS.BCST (SI)(R11*2), Z0, Z6
+	VFMADD231PS.BCST (R12), Z0, Z7
+	VFMADD231PS.BCST (R12)(R11*1), Z0, Z8
+	VFMADD231PS.BCST (R12)(R11*2), Z0, Z9
+	VFMADD231PS.BCST (R14), Z0, Z10
+	VFMADD231PS.BCST (R14)(R11*1), Z0, Z11
+	ADDQ R13, SI
+	ADDQ R13, R12
+	ADDQ R13, R14
+	ADDQ R8, DX
+	DECQ CX
+	JNZ kern8x16AVX512_loop
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, (DI)(R9*1)
+	VMOVUPS Z6, (DI)(R9*2)
+	VMOVUPS Z7, (R10)
+	VMOVUPS Z8, (R10)(R9*1)
+	VMOVUPS Z9, (R10)(R9*2)
+	VMOVUPS Z10, (BX)
+	VMOVUPS Z11, (BX)(R9*1)
+	VZEROUPPER
+	RET
+
+// kern12x16AVX512s is kern12x16AVX512 (always loading C) over nseg
+// segments of k steps each: segment s reads A from a + offs[s] floats (rows
+// rs apart, steps ps apart), B continues row after row across segments, and
+// the accumulators stay in registers from one segment to the next.
+// func kern12x16AVX512s(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, offs *int, nseg int)
+TEXT ·kern12x16AVX512s(SB), NOSPLIT, $0-80
+	MOVQ rs+16(FP), R11
+	SHLQ $2, R11
+	MOVQ ps+24(FP), R13
+	SHLQ $2, R13
+	MOVQ b+32(FP), DX
+	MOVQ ldb+40(FP), R8
+	SHLQ $2, R8
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R9
+	SHLQ $2, R9
+	LEAQ (DI)(R9*2), R10
+	ADDQ R9, R10 // R10 = row 3 of C
+	LEAQ (R10)(R9*2), BX
+	ADDQ R9, BX // BX = row 6 of C
+	LEAQ (BX)(R9*2), AX
+	ADDQ R9, AX // AX = row 9 of C
+	VMOVUPS (DI), Z4
+	VMOVUPS (DI)(R9*1), Z5
+	VMOVUPS (DI)(R9*2), Z6
+	VMOVUPS (R10), Z7
+	VMOVUPS (R10)(R9*1), Z8
+	VMOVUPS (R10)(R9*2), Z9
+	VMOVUPS (BX), Z10
+	VMOVUPS (BX)(R9*1), Z11
+	VMOVUPS (BX)(R9*2), Z12
+	VMOVUPS (AX), Z13
+	VMOVUPS (AX)(R9*1), Z14
+	VMOVUPS (AX)(R9*2), Z15
+	MOVQ offs+64(FP), DI
+	MOVQ nseg+72(FP), BX
+kern12x16AVX512s_seg:
+	MOVQ (DI), SI
+	SHLQ $2, SI
+	ADDQ a+8(FP), SI
+	LEAQ (SI)(R11*2), R12
+	ADDQ R11, R12 // R12 = row 3 of A
+	LEAQ (R12)(R11*2), R14
+	ADDQ R11, R14 // R14 = row 6
+	LEAQ (R14)(R11*2), R15
+	ADDQ R11, R15 // R15 = row 9
+	MOVQ k+0(FP), CX
+kern12x16AVX512s_loop:
+	VMOVUPS (DX), Z0
+	VFMADD231PS.BCST (SI), Z0, Z4
+	VFMADD231PS.BCST (SI)(R11*1), Z0, Z5
+	VFMADD231PS.BCST (SI)(R11*2), Z0, Z6
+	VFMADD231PS.BCST (R12), Z0, Z7
+	VFMADD231PS.BCST (R12)(R11*1), Z0, Z8
+	VFMADD231PS.BCST (R12)(R11*2), Z0, Z9
+	VFMADD231PS.BCST (R14), Z0, Z10
+	VFMADD231PS.BCST (R14)(R11*1), Z0, Z11
+	VFMADD231PS.BCST (R14)(R11*2), Z0, Z12
+	VFMADD231PS.BCST (R15), Z0, Z13
+	VFMADD231PS.BCST (R15)(R11*1), Z0, Z14
+	VFMADD231PS.BCST (R15)(R11*2), Z0, Z15
+	ADDQ R13, SI
+	ADDQ R13, R12
+	ADDQ R13, R14
+	ADDQ R13, R15
+	ADDQ R8, DX
+	DECQ CX
+	JNZ kern12x16AVX512s_loop
+	ADDQ $8, DI
+	DECQ BX
+	JNZ kern12x16AVX512s_seg
+	MOVQ c+48(FP), DI
+	LEAQ (DI)(R9*2), R10
+	ADDQ R9, R10
+	LEAQ (R10)(R9*2), BX
+	ADDQ R9, BX
+	LEAQ (BX)(R9*2), AX
+	ADDQ R9, AX
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, (DI)(R9*1)
+	VMOVUPS Z6, (DI)(R9*2)
+	VMOVUPS Z7, (R10)
+	VMOVUPS Z8, (R10)(R9*1)
+	VMOVUPS Z9, (R10)(R9*2)
+	VMOVUPS Z10, (BX)
+	VMOVUPS Z11, (BX)(R9*1)
+	VMOVUPS Z12, (BX)(R9*2)
+	VMOVUPS Z13, (AX)
+	VMOVUPS Z14, (AX)(R9*1)
+	VMOVUPS Z15, (AX)(R9*2)
+	VZEROUPPER
+	RET
+
+// kern6x32AVX512s is kern6x32AVX512 (always loading C) over nseg segments,
+// as kern12x16AVX512s.
+// func kern6x32AVX512s(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, offs *int, nseg int)
+TEXT ·kern6x32AVX512s(SB), NOSPLIT, $0-80
+	MOVQ rs+16(FP), R11
+	SHLQ $2, R11
+	MOVQ ps+24(FP), R13
+	SHLQ $2, R13
+	MOVQ b+32(FP), DX
+	MOVQ ldb+40(FP), R8
+	SHLQ $2, R8
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R9
+	SHLQ $2, R9
+	LEAQ (DI)(R9*2), R10
+	ADDQ R9, R10 // R10 = row 3 of C
+	VMOVUPS (DI), Z4
+	VMOVUPS 64(DI), Z5
+	VMOVUPS (DI)(R9*1), Z6
+	VMOVUPS 64(DI)(R9*1), Z7
+	VMOVUPS (DI)(R9*2), Z8
+	VMOVUPS 64(DI)(R9*2), Z9
+	VMOVUPS (R10), Z10
+	VMOVUPS 64(R10), Z11
+	VMOVUPS (R10)(R9*1), Z12
+	VMOVUPS 64(R10)(R9*1), Z13
+	VMOVUPS (R10)(R9*2), Z14
+	VMOVUPS 64(R10)(R9*2), Z15
+	MOVQ offs+64(FP), AX
+	MOVQ nseg+72(FP), BX
+kern6x32AVX512s_seg:
+	MOVQ (AX), SI
+	SHLQ $2, SI
+	ADDQ a+8(FP), SI
+	LEAQ (SI)(R11*2), R12
+	ADDQ R11, R12 // R12 = row 3 of A
+	MOVQ k+0(FP), CX
+kern6x32AVX512s_loop:
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VBROADCASTSS (SI), Z2
+	VFMADD231PS Z0, Z2, Z4
+	VFMADD231PS Z1, Z2, Z5
+	VBROADCASTSS (SI)(R11*1), Z3
+	VFMADD231PS Z0, Z3, Z6
+	VFMADD231PS Z1, Z3, Z7
+	VBROADCASTSS (SI)(R11*2), Z2
+	VFMADD231PS Z0, Z2, Z8
+	VFMADD231PS Z1, Z2, Z9
+	VBROADCASTSS (R12), Z3
+	VFMADD231PS Z0, Z3, Z10
+	VFMADD231PS Z1, Z3, Z11
+	VBROADCASTSS (R12)(R11*1), Z2
+	VFMADD231PS Z0, Z2, Z12
+	VFMADD231PS Z1, Z2, Z13
+	VBROADCASTSS (R12)(R11*2), Z3
+	VFMADD231PS Z0, Z3, Z14
+	VFMADD231PS Z1, Z3, Z15
+	ADDQ R13, SI
+	ADDQ R13, R12
+	ADDQ R8, DX
+	DECQ CX
+	JNZ kern6x32AVX512s_loop
+	ADDQ $8, AX
+	DECQ BX
+	JNZ kern6x32AVX512s_seg
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, 64(DI)
+	VMOVUPS Z6, (DI)(R9*1)
+	VMOVUPS Z7, 64(DI)(R9*1)
+	VMOVUPS Z8, (DI)(R9*2)
+	VMOVUPS Z9, 64(DI)(R9*2)
+	VMOVUPS Z10, (R10)
+	VMOVUPS Z11, 64(R10)
+	VMOVUPS Z12, (R10)(R9*1)
+	VMOVUPS Z13, 64(R10)(R9*1)
+	VMOVUPS Z14, (R10)(R9*2)
+	VMOVUPS Z15, 64(R10)(R9*2)
+	VZEROUPPER
+	RET
