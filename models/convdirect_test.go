@@ -6,6 +6,20 @@ import (
 	"testing"
 )
 
+// convTestGeom is a convolution's shape: input batch × c × h × w (NCHW or
+// NHWC), out filters of k×k, stride s, padding p.
+type convTestGeom struct {
+	batch, c, h, w int
+	nchw           bool
+	out, k, s, p   int
+}
+
+// convTestGeoms are the presets' and the layers' geometries and odd ones.
+var convTestGeoms = []convTestGeom{
+	{5, 1, 28, 28, true, 16, 8, 2, 3}, {4, 16, 14, 14, false, 32, 4, 2, 1}, {3, 1, 28, 28, true, 32, 3, 1, 0},
+	{3, 3, 9, 7, true, 8, 3, 2, 1}, {2, 8, 14, 14, false, 16, 1, 2, 0}, {2, 4, 5, 6, false, 5, 3, 1, 2},
+}
+
 // TestConvImplicitMatchesIm2col: reading patches in place gives the forward
 // pass and the filter gradient exactly the bits of the im2col products, for
 // strides, paddings, channel layouts and kernel sizes of the presets and the
@@ -15,14 +29,7 @@ func TestConvImplicitMatchesIm2col(t *testing.T) {
 		t.Skip("convolutions build im2col matrices with this matrix product")
 	}
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, c := range []struct {
-		batch, c, h, w int
-		nchw           bool
-		out, k, s, p   int
-	}{
-		{5, 1, 28, 28, true, 16, 8, 2, 3}, {4, 16, 14, 14, false, 32, 4, 2, 1}, {3, 1, 28, 28, true, 32, 3, 1, 0},
-		{3, 3, 9, 7, true, 8, 3, 2, 1}, {2, 8, 14, 14, false, 16, 1, 2, 0}, {2, 4, 5, 6, false, 5, 3, 1, 2},
-	} {
+	for _, c := range convTestGeoms {
 		g := newConvGeom(c.batch, c.c, c.h, c.w, c.nchw, c.out, c.k, c.s, c.p)
 		ge := g
 		ge.viaIm2col = true
@@ -99,16 +106,10 @@ func (g convGeom) col2imRowOrder(dx, dcol []float32, e0, n int) {
 // other bits somewhere.
 func TestCol2imRowOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
-	for _, c := range []struct {
-		batch, c, h, w int
-		nchw           bool
-		out, k, s, p   int
-	}{
-		{5, 1, 28, 28, true, 16, 8, 2, 3}, {4, 16, 14, 14, false, 32, 4, 2, 1}, {3, 1, 28, 28, true, 32, 3, 1, 0},
-		{3, 3, 9, 7, true, 8, 3, 2, 1}, {2, 8, 14, 14, false, 16, 1, 2, 0}, {2, 4, 5, 6, false, 5, 3, 1, 2},
+	for _, c := range append(convTestGeoms[:len(convTestGeoms):len(convTestGeoms)], []convTestGeom{
 		{2, 8, 14, 14, false, 8, 3, 1, 1}, {2, 8, 14, 14, false, 16, 3, 2, 1}, {2, 16, 7, 7, false, 16, 3, 1, 1},
 		{2, 3, 8, 9, false, 4, 5, 3, 2}, {2, 12, 6, 5, false, 4, 2, 1, 0}, {2, 1, 10, 10, false, 4, 3, 2, 2},
-	} {
+	}...) {
 		g := newConvGeom(c.batch, c.c, c.h, c.w, c.nchw, c.out, c.k, c.s, c.p)
 		dcol := randn(r, g.batch*g.pixels()*g.kdim())
 		for i := range dcol {
