@@ -52,14 +52,19 @@ func Aggregate(a Aggregator, dst []float32, round int, deltas iter.Seq[[]float32
 	return a.Privatize(dst, round, sum)
 }
 
-// ClipL2 scales v in place to L2 norm at most clip and returns its norm
-// before clipping. A non-finite norm is returned as is and v is left alone.
-func ClipL2(v []float32, clip float64) float64 {
+// norm2 returns the L2 norm of v, its squares summed in float64 in order.
+func norm2(v []float32) float64 {
 	var s float64
 	for _, x := range v {
 		s += float64(x) * float64(x)
 	}
-	n := math.Sqrt(s)
+	return math.Sqrt(s)
+}
+
+// ClipL2 scales v in place to L2 norm at most clip and returns its norm
+// before clipping. A non-finite norm is returned as is and v is left alone.
+func ClipL2(v []float32, clip float64) float64 {
+	n := norm2(v)
 	if n > clip && !math.IsInf(n, 0) && !math.IsNaN(n) {
 		f := float32(clip / n)
 		for i := range v {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"math/bits"
 )
 
 // ClippedSum is one round's sum of clipped client updates together with the
@@ -28,9 +27,10 @@ type ClippedSum struct {
 	clip   float64
 	e      int      // coordinates in units of 2^-e
 	s1, s2 float64  // s1·s2 = 2^e
-	acc    []uint64 // coordinate i: lo word acc[2i], hi word acc[2i+1]
+	lo     []uint64 // coordinate i is the 128-bit integer hi[i]·2⁶⁴ + int64(lo[i])
+	hi     []int64  // (lo signed: hi changes only when a signed add overflows)
 	vec    []float64
-	fresh  bool // vec holds acc's values
+	fresh  bool // vec holds the integers' values
 
 	clients int   // updates added
 	clipped int   // updates whose norm exceeded the clip
@@ -41,7 +41,7 @@ type ClippedSum struct {
 // NewClippedSum returns an empty sum of d coordinates for updates clipped
 // to L2 norm clip.
 func NewClippedSum(d int, clip float64) *ClippedSum {
-	s := &ClippedSum{acc: make([]uint64, 2*d), vec: make([]float64, d)}
+	s := &ClippedSum{lo: make([]uint64, d), hi: make([]int64, d), vec: make([]float64, d)}
 	s.Reset(clip)
 	return s
 }
@@ -61,7 +61,8 @@ func clipExp(clip float64) int {
 
 // Reset empties the sum for a round at clip norm clip.
 func (s *ClippedSum) Reset(clip float64) {
-	clear(s.acc)
+	clear(s.lo)
+	clear(s.hi)
 	k := clipExp(clip)
 	s.clip, s.e, s.fresh = clip, 62-k, false
 	s.s1, s.s2 = scales(s.e)
@@ -81,47 +82,87 @@ func (s *ClippedSum) Vector() []float64 {
 	if !s.fresh {
 		b1, b2 := scales(-s.e)
 		for i := range s.vec {
-			s.vec[i] = wide{lo: s.acc[2*i], hi: int64(s.acc[2*i+1])}.float64() * b1 * b2
+			s.vec[i] = s.word(i).float64() * b1 * b2
 		}
 		s.fresh = true
 	}
 	return s.vec
 }
 
-// Add clips delta in place to L2 norm Clip and adds it to the sum. A
-// non-finite delta is counted as dropped and contributes zero. A delta of
-// the wrong length is a programming error and panics.
+// Add clips delta to L2 norm Clip and adds it to the sum; delta itself is
+// left unchanged. A non-finite delta is counted as dropped and contributes
+// zero. A delta of the wrong length is a programming error and panics.
+//
+// The clipped coordinates are those ClipL2 would leave in delta: x·f
+// rounded to float32 with f = float32(Clip/‖delta‖) when the norm exceeds
+// the clip norm, x otherwise.
 func (s *ClippedSum) Add(delta []float32) {
 	if len(delta) != len(s.vec) {
 		panic(fmt.Sprintf("aggregators: delta of length %d for a model of %d parameters", len(delta), len(s.vec)))
 	}
 	s.clients++
-	n := ClipL2(delta, s.clip)
+	f, clipped, n := clipFactor(delta, s.clip) // f = 1 if not clipped: x·1 = x exactly
 	if math.IsNaN(n) || math.IsInf(n, 0) {
 		s.dropped++
 		return
 	}
 	s.norms.Add(n)
-	if n > s.clip {
+	if clipped {
 		s.clipped++
 	}
 	s.fresh = false
-	addQuantized(s.acc, delta, s.s1, s.s2)
+	addQuantized(s.lo, s.hi, delta, f, s.s1, s.s2)
 }
 
-// addQuantized adds round(x·s1·s2) of each coordinate x of delta to the
-// 128-bit integers of acc, saturating below ±2⁶³.
-func addQuantized(acc []uint64, delta []float32, s1, s2 float64) {
-	const limit = 0x1p63 - 1024 // the largest float64 below 2⁶³
-	acc = acc[:2*len(delta)]
-	for i, x := range delta {
-		v := math.RoundToEven(float64(x) * s1 * s2)
-		v = max(min(v, limit), -limit)
-		q := int64(v)
-		lo, c := bits.Add64(acc[2*i], uint64(q), 0)
-		acc[2*i] = lo
-		acc[2*i+1] += c + uint64(q>>63)
+// quantLimit is the largest float64 below 2⁶³: quantized coordinates
+// saturate at ±quantLimit.
+const quantLimit = 0x1p63 - 1024
+
+// addQuantized adds round(float32(x·f)·s1·s2) of each coordinate x of
+// delta (rounded to nearest, ties to even, and saturated at ±quantLimit)
+// to the 128-bit integers hi[i]·2⁶⁴ + int64(lo[i]): lo[i] += q wrapping,
+// and hi[i] moves by ±1 only where that signed add overflows (rare: the
+// quantized coordinates of an update are far below 2⁶³ unless it puts most
+// of its norm on a few coordinates), so the kernel need not touch hi
+// otherwise. An assembly kernel, where the processor has one, does the
+// coordinates in blocks of 16 with the same bits as addQuantizedGo.
+func addQuantized(lo []uint64, hi []int64, delta []float32, f float32, s1, s2 float64) {
+	lo, hi = lo[:len(delta)], hi[:len(delta)]
+	m := 0
+	if useAVX512 {
+		m = len(delta) &^ 15
+		if m > 0 {
+			addQuantizedAVX512(lo[:m], hi[:m], delta[:m], f, s1, s2)
+		}
 	}
+	addQuantizedGo(lo[m:], hi[m:], delta[m:], f, s1, s2)
+}
+
+// addQuantizedGo is addQuantized in Go.
+func addQuantizedGo(lo []uint64, hi []int64, delta []float32, f float32, s1, s2 float64) {
+	lo, hi = lo[:len(delta)], hi[:len(delta)]
+	for i, x := range delta {
+		x *= f
+		v := math.RoundToEven(float64(x) * s1 * s2)
+		v = max(min(v, quantLimit), -quantLimit)
+		q := int64(v)
+		l := int64(lo[i])
+		n := l + q
+		if (l^n)&(q^n) < 0 { // overflowed: l + q = n ± 2⁶⁴
+			hi[i] += q>>63 | 1
+		}
+		lo[i] = uint64(n)
+	}
+}
+
+// word returns coordinate i as a wide integer (lo unsigned).
+func (s *ClippedSum) word(i int) wide {
+	return wide{lo: s.lo[i], hi: s.hi[i] + int64(s.lo[i])>>63}
+}
+
+// setWord sets coordinate i to w.
+func (s *ClippedSum) setWord(i int, w wide) {
+	s.lo[i], s.hi[i] = w.lo, w.hi-int64(w.lo)>>63
 }
 
 // AddAll adds the deltas in order (Add).
@@ -137,10 +178,10 @@ func (s *ClippedSum) Merge(o *ClippedSum) error {
 	if len(o.vec) != len(s.vec) || o.clip != s.clip {
 		return fmt.Errorf("aggregators: cannot merge a sum of %d coordinates clipped at %v into one of %d clipped at %v", len(o.vec), o.clip, len(s.vec), s.clip)
 	}
-	for i := 0; i < len(s.acc); i += 2 {
-		w := wide{lo: s.acc[i], hi: int64(s.acc[i+1])}
-		w.add(wide{lo: o.acc[i], hi: int64(o.acc[i+1])})
-		s.acc[i], s.acc[i+1] = w.lo, uint64(w.hi)
+	for i := range s.lo {
+		w := s.word(i)
+		w.add(o.word(i))
+		s.setWord(i, w)
 	}
 	s.fresh = false
 	s.clients += o.clients
@@ -159,19 +200,24 @@ const sumStats = 5
 // sum of several sums' words, given to SetWords, is their Merge: this is
 // how a transport that adds integers (an MPI allreduce) merges sums.
 func (s *ClippedSum) Words() []uint64 {
-	w := make([]uint64, len(s.acc), len(s.acc)+2*sumStats)
-	copy(w, s.acc)
+	w := make([]uint64, 2*len(s.lo), 2*len(s.lo)+2*sumStats)
+	for i := range s.lo {
+		c := s.word(i)
+		w[2*i], w[2*i+1] = c.lo, uint64(c.hi)
+	}
 	nw := s.norms.Words()
 	return append(w, uint64(s.clients), 0, uint64(s.clipped), 0, uint64(s.dropped), 0, nw[0], nw[1], nw[2], nw[3])
 }
 
 // SetWords sets the sum (at its current clip norm) from Words.
 func (s *ClippedSum) SetWords(w []uint64) error {
-	if len(w) != len(s.acc)+2*sumStats {
+	if len(w) != 2*len(s.lo)+2*sumStats {
 		return fmt.Errorf("aggregators: %d words for a sum of %d coordinates", len(w), len(s.vec))
 	}
-	copy(s.acc, w)
-	st := w[len(s.acc):]
+	for i := range s.lo {
+		s.setWord(i, wide{lo: w[2*i], hi: int64(w[2*i+1])})
+	}
+	st := w[2*len(s.lo):]
 	for i := 0; i < 6; i += 2 { // the counts: non-negative, below 2⁶³
 		if st[i+1] != 0 || st[i] > math.MaxInt64 {
 			return fmt.Errorf("aggregators: a count of %d·2⁶⁴+%d updates", st[i+1], st[i])

@@ -55,7 +55,11 @@ func TestClippedSumAdd(t *testing.T) {
 	}
 	sum := NewClippedSum(d, clip)
 	for _, v := range deltas {
-		sum.Add(slices.Clone(v))
+		c := slices.Clone(v)
+		sum.Add(c)
+		if !slices.Equal(c, v) && !slices.ContainsFunc(v, func(x float32) bool { return x != x }) {
+			t.Fatal("Add changed its delta")
+		}
 	}
 	for j, w := range want {
 		if math.Abs(sum.Vector()[j]-w) > 1e-6*(1+math.Abs(w)) {

@@ -144,8 +144,9 @@ func TestQuantizationBelowNoise(t *testing.T) {
 		sum := NewClippedSum(c.d, c.clip)
 		clipped := make([][]float32, c.n)
 		for i, v := range deltas {
+			sum.Add(v)
 			clipped[i] = slices.Clone(v)
-			sum.Add(clipped[i])
+			ClipL2(clipped[i], c.clip) // what Add added
 		}
 		want := exactSum(clipped, c.d)
 		var worst float64

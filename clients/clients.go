@@ -104,6 +104,7 @@ func (t *Trainer) Update(delta, global []float32, data *datasets.Dataset, idx []
 	var res Result
 	res.Examples = len(t.order)
 	lr := float32(t.cfg.LR)
+	done := false // delta written
 	for e := 0; e < t.cfg.Epochs; e++ {
 		r.Shuffle(len(t.order), func(i, j int) { t.order[i], t.order[j] = t.order[j], t.order[i] })
 		for lo := 0; lo < len(t.order); lo += t.cfg.BatchSize {
@@ -119,14 +120,19 @@ func (t *Trainer) Update(delta, global []float32, data *datasets.Dataset, idx []
 			for _, f := range t.frozen {
 				clear(t.grad[f.Lo:f.Hi])
 			}
-			models.SGDStep(p, t.grad, lr)
+			if e == t.cfg.Epochs-1 && hi == len(t.order) {
+				models.StepDelta(delta, global, p, t.grad, lr)
+				done = true
+			} else {
+				models.SGDStep(p, t.grad, lr)
+			}
 			res.Loss += loss
 			res.Steps++
 		}
 	}
 	res.Loss /= float64(res.Steps)
-	for i := range delta {
-		delta[i] = global[i] - p[i]
+	if !done {
+		models.Delta(delta, global, p)
 	}
 	return res, nil
 }

@@ -143,6 +143,27 @@ func Mul(dst, x, y []float32) {
 	}
 }
 
+// Sub sets dst[i] = x[i] − y[i].
+func Sub(dst, x, y []float32) {
+	x, y = x[:len(dst)], y[:len(dst)]
+	i := subAsm(dst, x, y)
+	for ; i < len(dst); i++ {
+		dst[i] = x[i] - y[i]
+	}
+}
+
+// AxpySub sets p[i] += a·x[i] and then dst[i] = b[i] − p[i], each
+// operation rounded (no fused multiply-add): Axpy(p, a, x) then
+// Sub(dst, b, p), in one pass.
+func AxpySub(dst, b, p []float32, a float32, x []float32) {
+	b, p, x = b[:len(dst)], p[:len(dst)], x[:len(dst)]
+	i := axpySubAsm(dst, b, p, a, x)
+	for ; i < len(dst); i++ {
+		p[i] += float32(a * x[i])
+		dst[i] = b[i] - p[i]
+	}
+}
+
 // Axpy sets dst[i] += a·x[i] (the product rounded, then the sum: no fused
 // multiply-add).
 func Axpy(dst []float32, a float32, x []float32) {

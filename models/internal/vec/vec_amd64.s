@@ -470,6 +470,48 @@ mulAVX2_loop:
 	VZEROUPPER
 	RET
 
+// func subAVX2(dst, x, y *float32, n int)
+TEXT ·subAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+subAVX2_loop:
+	VMOVUPS (SI), Y0
+	VSUBPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ subAVX2_loop
+	VZEROUPPER
+	RET
+
+// func axpySubAVX2(dst, b, p *float32, a float32, x *float32, n int)
+TEXT ·axpySubAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ b+8(FP), R8
+	MOVQ p+16(FP), DX
+	VBROADCASTSS a+24(FP), Y7
+	MOVQ x+32(FP), SI
+	MOVQ n+40(FP), CX
+axpySubAVX2_loop:
+	VMULPS (SI), Y7, Y0
+	VADDPS (DX), Y0, Y0
+	VMOVUPS Y0, (DX)
+	VMOVUPS (R8), Y1
+	VSUBPS Y0, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R8
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ axpySubAVX2_loop
+	VZEROUPPER
+	RET
+
 // func axpyAVX2(dst *float32, a float32, x *float32, n int)
 TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
