@@ -21,7 +21,9 @@ import (
 // split of a cohort into partial sums, merged in any order, gives the same
 // integers, and the float64 vector (Vector) is converted from them once, a
 // function of the integers alone. The statistics are integers, and the sum
-// of norms is an Exact sum in units of C·2⁻⁴⁰. A clip norm that is not
+// of norms is an Exact sum in units of C·2⁻⁴⁰ (each norm from clipFactor's
+// lane sums; whether and by what factor an update is clipped is ClipL2's
+// decision, bit for bit). A clip norm that is not
 // positive and finite saturates the coordinates at ±2⁶³ units.
 type ClippedSum struct {
 	clip   float64
