@@ -104,7 +104,6 @@ func (t *Trainer) Update(delta, global []float32, data *datasets.Dataset, idx []
 	var res Result
 	res.Examples = len(t.order)
 	lr := float32(t.cfg.LR)
-	done := false // delta written
 	for e := 0; e < t.cfg.Epochs; e++ {
 		r.Shuffle(len(t.order), func(i, j int) { t.order[i], t.order[j] = t.order[j], t.order[i] })
 		for lo := 0; lo < len(t.order); lo += t.cfg.BatchSize {
@@ -120,9 +119,8 @@ func (t *Trainer) Update(delta, global []float32, data *datasets.Dataset, idx []
 			for _, f := range t.frozen {
 				clear(t.grad[f.Lo:f.Hi])
 			}
-			if e == t.cfg.Epochs-1 && hi == len(t.order) {
-				models.StepDelta(delta, global, p, t.grad, lr)
-				done = true
+			if e == t.cfg.Epochs-1 && hi == len(t.order) { // the last step (epochs ≥ 1, examples ≥ 1)
+				models.StepDelta(delta, global, p, t.grad, lr) // and delta = global − p
 			} else {
 				models.SGDStep(p, t.grad, lr)
 			}
@@ -131,8 +129,5 @@ func (t *Trainer) Update(delta, global []float32, data *datasets.Dataset, idx []
 		}
 	}
 	res.Loss /= float64(res.Steps)
-	if !done {
-		models.Delta(delta, global, p)
-	}
 	return res, nil
 }

@@ -143,15 +143,6 @@ func Mul(dst, x, y []float32) {
 	}
 }
 
-// Sub sets dst[i] = x[i] − y[i].
-func Sub(dst, x, y []float32) {
-	x, y = x[:len(dst)], y[:len(dst)]
-	i := subAsm(dst, x, y)
-	for ; i < len(dst); i++ {
-		dst[i] = x[i] - y[i]
-	}
-}
-
 // AxpySub sets p[i] += a·x[i] and then dst[i] = b[i] − p[i], each
 // operation rounded (no fused multiply-add): Axpy(p, a, x) then
 // Sub(dst, b, p), in one pass.

@@ -37,9 +37,6 @@ func addAVX2(dst, x *float32, n int)
 func mulAVX2(dst, x, y *float32, n int)
 
 //go:noescape
-func subAVX2(dst, x, y *float32, n int)
-
-//go:noescape
 func axpySubAVX2(dst, b, p *float32, a float32, x *float32, n int)
 
 //go:noescape
@@ -109,14 +106,6 @@ func mulAsm(dst, x, y []float32) int {
 	n := blocks(len(dst))
 	if n > 0 {
 		mulAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(y), n)
-	}
-	return n
-}
-
-func subAsm(dst, x, y []float32) int {
-	n := blocks(len(dst))
-	if n > 0 {
-		subAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(y), n)
 	}
 	return n
 }

@@ -470,24 +470,6 @@ mulAVX2_loop:
 	VZEROUPPER
 	RET
 
-// func subAVX2(dst, x, y *float32, n int)
-TEXT ·subAVX2(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DX
-	MOVQ n+24(FP), CX
-subAVX2_loop:
-	VMOVUPS (SI), Y0
-	VSUBPS (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JNZ subAVX2_loop
-	VZEROUPPER
-	RET
-
 // func axpySubAVX2(dst, b, p *float32, a float32, x *float32, n int)
 TEXT ·axpySubAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI

@@ -11,7 +11,6 @@ func reluAsm(dst, x []float32) int                               { return 0 }
 func reluGradAsm(dst, y, g []float32) int                        { return 0 }
 func addAsm(dst, x []float32) int                                { return 0 }
 func mulAsm(dst, x, y []float32) int                             { return 0 }
-func subAsm(dst, x, y []float32) int                             { return 0 }
 func axpySubAsm(dst, g, p []float32, a float32, x []float32) int { return 0 }
 func axpyAsm(dst []float32, a float32, x []float32) int          { return 0 }
 func scaleAsm(dst []float32, a float32, x []float32) int         { return 0 }

@@ -42,7 +42,6 @@ func TestAssemblyMatchesGo(t *testing.T) {
 			"reluGrad": func(d []float32) { ReluGrad(d, x, g) },
 			"add":      func(d []float32) { copy(d, y); Add(d, x) },
 			"mul":      func(d []float32) { Mul(d, x, g) },
-			"sub":      func(d []float32) { Sub(d, x, g) },
 			"axpySub":  func(d []float32) { p := append([]float32(nil), g...); AxpySub(d, y, p, -0.37, x) },
 			"axpySubP": func(d []float32) { copy(d, g); AxpySub(make([]float32, len(d)), y, d, -0.37, x) },
 			"axpy":     func(d []float32) { copy(d, y); Axpy(d, -0.37, x) },
