@@ -9,8 +9,9 @@
 // main only parses and dispatches; every subcommand is a function in the
 // commands table taking its arguments and output streams and returning the exit
 // code: 0 success, 1 the work failed (one-line reason on stderr), 2 usage error,
-// 130/143 stopped by SIGINT/SIGTERM (every phase stops within about a second,
-// leaving resumable state; main prints one line).
+// 130/143 stopped by SIGINT/SIGTERM (every phase stops within about a second;
+// main prints one line saying what was kept: run and grid resume training
+// from their checkpoints, mechanism keeps the strategies it finished).
 package main
 
 import (
@@ -30,17 +31,27 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	// kept says, after a stop by a signal, what of the work was kept
+	// (main prints it after "stopped by SIGTERM; "); empty: nothing.
+	kept string
 }
+
+// Stop notices. Only training and finished strategies are kept: an L-BFGS
+// or fixed-point optimization that a signal interrupts starts over.
+const (
+	keptTraining   = "rerun the same command to continue from the last checkpoint (an interrupted strategy optimization starts over)"
+	keptStrategies = "the strategies optimized before the stop are cached; a rerun starts the interrupted one over"
+)
 
 // commands is the dispatch table; keep it sorted by name.
 var commands = []command{
-	{"account", "privacy accounting: epsilon for a config or a mechanism, or sigma for a target epsilon", cmdAccount},
-	{"data", "partition statistics of a federated dataset, with a histogram plot", cmdData},
-	{"eval", "evaluate a completed run's saved model (model.safetensors) on a test set", cmdEval},
-	{"grid", "run an experiment grid (resumable, shardable) and plot accuracy vs epsilon", cmdGrid},
-	{"mechanism", "offline comparison of noise strategies: sensitivity, expected error, cost", cmdMechanism},
-	{"plot", "plot a grid's results (accuracy vs epsilon, vs round) or one run's figures", cmdPlot},
-	{"run", "train one experiment from a YAML config and write its results", cmdRun},
+	{"account", "privacy accounting: epsilon for a config or a mechanism, or sigma for a target epsilon", cmdAccount, ""},
+	{"data", "partition statistics of a federated dataset, with a histogram plot", cmdData, ""},
+	{"eval", "evaluate a completed run's saved model (model.safetensors) on a test set", cmdEval, ""},
+	{"grid", "run an experiment grid (resumable, shardable) and plot accuracy vs epsilon", cmdGrid, keptTraining},
+	{"mechanism", "offline comparison of noise strategies: sensitivity, expected error, cost", cmdMechanism, keptStrategies},
+	{"plot", "plot a grid's results (accuracy vs epsilon, vs round) or one run's figures", cmdPlot, ""},
+	{"run", "train one experiment from a YAML config and write its results", cmdRun, keptTraining},
 }
 
 // Exit codes. A command stopped by SIGINT or SIGTERM exits with 128 plus the
@@ -71,10 +82,22 @@ func main() {
 	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	if s, ok := got.Load().(os.Signal); ok {
-		fmt.Fprintf(os.Stderr, "dpfl: stopped by %s; progress is saved: rerun the same command to continue\n", signalName(s))
+		fmt.Fprintln(os.Stderr, stopNotice(os.Args[1:], signalName(s)))
 		code = signalCode(s)
 	}
 	os.Exit(code)
+}
+
+// stopNotice is main's one line after a stop by the signal named sig: what
+// the command of args kept.
+func stopNotice(args []string, sig string) string {
+	line := "dpfl: stopped by " + sig
+	if len(args) > 0 {
+		if c := lookup(args[0]); c != nil && c.kept != "" {
+			line += "; " + c.kept
+		}
+	}
+	return line
 }
 
 func signalCode(s os.Signal) int {

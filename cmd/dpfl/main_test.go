@@ -53,3 +53,36 @@ func TestRunUsageAndFailures(t *testing.T) {
 		t.Fatalf("bad config: exit %d, %q", code, errs)
 	}
 }
+
+// TestStopNotice: after a signal, main says what was kept, and only what the
+// command keeps: training checkpoints for run and grid, finished strategies
+// for mechanism (an interrupted optimization is not saved), nothing for the
+// others. The control is the old line, which claimed saved progress for
+// every command.
+func TestStopNotice(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "x.yaml"}, "dpfl: stopped by SIGTERM; rerun the same command to continue from the last checkpoint (an interrupted strategy optimization starts over)"},
+		{[]string{"grid", "g.yaml"}, "dpfl: stopped by SIGTERM; rerun the same command to continue from the last checkpoint (an interrupted strategy optimization starts over)"},
+		{[]string{"mechanism", "-n", "9"}, "dpfl: stopped by SIGTERM; the strategies optimized before the stop are cached; a rerun starts the interrupted one over"},
+		{[]string{"account", "x.yaml"}, "dpfl: stopped by SIGTERM"},
+		{[]string{"plot", "dir"}, "dpfl: stopped by SIGTERM"},
+		{[]string{"nosuch"}, "dpfl: stopped by SIGTERM"},
+		{nil, "dpfl: stopped by SIGTERM"},
+	} {
+		got := stopNotice(c.args, "SIGTERM")
+		if got != c.want {
+			t.Errorf("%v: %q, want %q", c.args, got, c.want)
+		}
+		if c.args != nil && c.args[0] != "run" && c.args[0] != "grid" && strings.Contains(got, "continue") {
+			t.Errorf("%v: %q promises a resume the command cannot make", c.args, got)
+		}
+	}
+	for _, c := range commands {
+		if c.kept != "" && c.kept != keptTraining && c.kept != keptStrategies {
+			t.Errorf("%s: unreviewed stop notice %q", c.name, c.kept)
+		}
+	}
+}

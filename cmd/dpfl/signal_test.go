@@ -91,7 +91,7 @@ const stopLimit = 5 * time.Second
 
 // stopWith sends sig and waits for the process: it must end within
 // stopLimit with 128+sig and, as its last line, the one-line notice.
-func stopWith(t *testing.T, cmd *exec.Cmd, lines <-chan string, sig syscall.Signal) {
+func stopWith(t *testing.T, cmd *exec.Cmd, lines <-chan string, sig syscall.Signal) (last string) {
 	t.Helper()
 	start := time.Now()
 	cmd.Process.Signal(sig)
@@ -112,6 +112,10 @@ func stopWith(t *testing.T, cmd *exec.Cmd, lines <-chan string, sig syscall.Sign
 	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1], "stopped by SIG") || strings.Contains(all, "context canceled") {
 		t.Errorf("stderr after the signal:\n%s\nwant one line saying it was stopped, no 'context canceled'", all)
 	}
+	if len(rest) > 0 {
+		last = rest[len(rest)-1]
+	}
+	return last
 }
 
 // TestSignalDuringStrategyOptimization: SIGTERM in the middle of a long
@@ -119,7 +123,10 @@ func stopWith(t *testing.T, cmd *exec.Cmd, lines <-chan string, sig syscall.Sign
 func TestSignalDuringStrategyOptimization(t *testing.T) {
 	cmd, lines, _ := startDPFL(t, t.TempDir(), "mechanism", "-n", "1500", "-strategy", "bandmf", "-bands", "128", "-cache", "", "-progress")
 	waitFor(t, lines, "L-BFGS iteration 25", time.Minute)
-	stopWith(t, cmd, lines, syscall.SIGTERM)
+	last := stopWith(t, cmd, lines, syscall.SIGTERM)
+	if !strings.Contains(last, keptStrategies) {
+		t.Errorf("last line %q: want the mechanism's notice (the interrupted optimization is not saved)", last)
+	}
 }
 
 // TestSignalDuringRunPlanningAndTraining: SIGINT while dpfl run optimizes
