@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"dpfl/aggregators/strategy"
 	"dpfl/privacy"
 )
 
@@ -260,5 +261,51 @@ func TestPLDCells(t *testing.T) {
 	}
 	if compared < 100 || unamplified < 10 {
 		t.Fatalf("%d cells compared, %d unamplified", compared, unamplified)
+	}
+}
+
+// TestFullBandsIsOptimal: with b̂ = n bands the banded problem has no band
+// constraint left: it is the optimal single-participation factorization
+// (min tr(AᵀA X⁻¹) over unit-diagonal X, convex), which the fixed point of
+// Denisov et al. (2022) solves with a certified duality gap. The committed
+// b̂ = 1024 cells, optimized by L-BFGS on the banded parametrization, must
+// lie between the fixed point's dual bound and its primal value (relative
+// slack 1e-7 for the L-BFGS stopping tolerance). Control: the committed
+// b̂ = 512 cells lie above that interval by more than 1%, so the interval
+// separates a wrong strategy.
+func TestFullBandsIsOptimal(t *testing.T) {
+	cells, err := readCells(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var primal, dual float64
+	_, err = strategy.OptimalSingle(context.Background(), strategy.Prefix(N), strategy.FixedPointOptions{
+		Gap:      1e-9,
+		Progress: func(_ int, p, d float64) { primal, dual = p, d },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(dual > 0 && primal >= dual && (primal-dual)/primal < 1e-6) {
+		t.Fatalf("fixed point: primal %v, dual %v", primal, dual)
+	}
+	t.Logf("fixed point: primal %.7f, dual bound %.7f", primal, dual)
+	full, half := 0, 0
+	for _, c := range cells {
+		switch c.Bands {
+		case N:
+			full++
+			if c.FrobB2 < dual*(1-1e-7) || c.FrobB2 > primal*(1+1e-7) {
+				t.Errorf("cell %s: ‖B‖²_F = %.6f outside the fixed point's [%.6f, %.6f]", c.key(), c.FrobB2, dual, primal)
+			}
+		case N / 2:
+			half++
+			if c.FrobB2 < primal*1.01 {
+				t.Errorf("control: cell %s (%d bands) has ‖B‖²_F = %.6f, within 1%% of the optimum %.6f", c.key(), c.Bands, c.FrobB2, primal)
+			}
+		}
+	}
+	if full == 0 || half == 0 {
+		t.Fatalf("%s has %d cells of b̂ = %d and %d of b̂ = %d", committed, full, N, half, N/2)
 	}
 }
