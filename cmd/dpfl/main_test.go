@@ -57,8 +57,8 @@ func TestRunUsageAndFailures(t *testing.T) {
 // TestStopNotice: after a signal, main says what was kept, and only what the
 // command keeps: training checkpoints for run and grid, finished strategies
 // for mechanism (an interrupted optimization is not saved), nothing for the
-// others. The control is the old line, which claimed saved progress for
-// every command.
+// others. No command but run and grid may promise to continue (the old
+// line did, for every command).
 func TestStopNotice(t *testing.T) {
 	for _, c := range []struct {
 		args []string
