@@ -110,3 +110,47 @@ func BenchmarkClippedSumAdd(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNoiseDenseMF: 64 rounds from the middle (rounds 1,184 to 1,247)
+// of a dense 2,400-round C⁻¹ (optimal or multi-epoch MF over the batch-500,
+// 20-epoch MNIST run) at the CNN's 59,802 parameters, the latents already
+// drawn: "one-round" is the loop that reads every latent once per round,
+// "batched" the Store source's linearBatch-round passes. ns/op is per 64
+// rounds; the rounds' arithmetic is the same in both.
+func BenchmarkNoiseDenseMF(b *testing.B) {
+	const n, d, from, rounds = 2400, 59_802, 1184, 64
+	w := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			w.Set(i, j, 1/float64(i-j+1))
+		}
+	}
+	for _, batched := range []bool{false, true} {
+		name := "one-round"
+		if batched {
+			name = "batched"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := NewLinear(w, "noise", rng.New(1), d, Store)
+			if !batched {
+				s.batch = 1
+			}
+			dst := make([]float64, d)
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				if err := s.Seek(from); err != nil {
+					b.Fatal(err)
+				}
+				for j := 0; j < from+rounds; j++ {
+					s.latent(j)
+				}
+				b.StartTimer()
+				for t := from; t < from+rounds; t++ {
+					if err := s.Next(dst, t); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -97,6 +97,16 @@ type term struct {
 // square lower-triangular C, or the tree estimators' row differences). Both
 // modes perform the same floating-point operations in the same order, so they
 // give bit-identical noise. In Store mode rounds must be asked for in order.
+//
+// A Store source whose rows combine many latents (a dense C⁻¹: optimal and
+// multi-epoch MF) computes linearBatch rounds at once, in one pass over the
+// coordinates in blocks: each latent then comes from memory once per batch
+// instead of once per round, which is what bounds a dense mechanism's time
+// (2,400 rounds read 2.9 million latent vectors one at a time). Batches are
+// aligned to multiples of linearBatch, so a resumed run holds a subset of
+// the latents an uninterrupted one holds. Every coordinate of every round
+// sees the same operations in the same order as the one-round loop, so the
+// noise is bit-identical (TestLinearBatchedIsOneRound).
 type Linear struct {
 	rows    [][]term
 	lastUse []int // per latent: the last round that uses it
@@ -109,7 +119,25 @@ type Linear struct {
 	peak int
 	next int       // Store: the round expected next
 	buf  []float64 // Regenerate: scratch latent
+
+	batch int         // Store: rounds per batch (1: no batching)
+	base  int         // Store, batched: the first round held in out
+	ready int         // Store, batched: rounds base..ready−1 are in out
+	out   [][]float64 // Store, batched: out[t−base] is round t's noise
+	zs    [][][]float64
+	ws    [][]float64
 }
+
+// linearBatch is the number of rounds a batched Linear source computes in
+// one pass, linearDense the fewest latents a row must combine for batching
+// to pay (below it the source keeps its one-round loop and memory), and
+// linearBlock the coordinates per block of a pass (linearBatch output blocks
+// of 16 KB stay in L2 while the latents stream through).
+const (
+	linearBatch = 32
+	linearDense = 64
+	linearBlock = 2048
+)
 
 // NewLinear returns the source for W (zeros skipped), latents drawn from
 // (label, j), for models of dimension d.
@@ -127,16 +155,27 @@ func NewLinear(W mat.Matrix, label string, root rng.Root, d int, mode Mode) *Lin
 			}
 		}
 	}
+	s.batch = 1
 	if mode == Store {
 		s.live = map[int][]float64{}
+		if s.NonZeros() >= linearDense {
+			s.batch = min(linearBatch, n)
+		}
 	} else {
 		s.buf = make([]float64, d)
 	}
 	return s
 }
 
+// batchOf returns the aligned batch [lo, hi) that holds round t.
+func (s *Linear) batchOf(t int) (lo, hi int) {
+	lo = t - t%s.batch
+	return lo, min(lo+s.batch, len(s.rows))
+}
+
 // PeakLatents returns the largest number of latent vectors Store mode holds
-// at once over the whole run (computed from W, whatever the mode).
+// at once over the whole run (computed from W, whatever the mode): a latent
+// is held from the batch of its first use through the batch of its last.
 func (s *Linear) PeakLatents() int {
 	first := make([]int, len(s.lastUse))
 	for j := range first {
@@ -152,8 +191,10 @@ func (s *Linear) PeakLatents() int {
 	delta := make([]int, len(s.rows)+1)
 	for j, f := range first {
 		if f >= 0 {
-			delta[f]++
-			delta[s.lastUse[j]+1]--
+			lo, _ := s.batchOf(f)
+			_, hi := s.batchOf(s.lastUse[j])
+			delta[lo]++
+			delta[hi]--
 		}
 	}
 	peak, cur := 0, 0
@@ -162,6 +203,15 @@ func (s *Linear) PeakLatents() int {
 		peak = max(peak, cur)
 	}
 	return peak
+}
+
+// Outputs returns the number of noise vectors Store mode holds besides the
+// latents: the rounds of a batch (0 without batching).
+func (s *Linear) Outputs() int {
+	if s.batch == 1 {
+		return 0
+	}
+	return s.batch
 }
 
 // NonZeros returns the largest number of latents any one round combines.
@@ -183,6 +233,14 @@ func (s *Linear) Next(dst []float64, t int) error {
 	}
 	if s.mode == Store && t != s.next {
 		return fmt.Errorf("aggregators: store-mode noise asked for round %d, expected round %d (use regenerate mode to jump)", t, s.next)
+	}
+	if s.batch > 1 {
+		if t >= s.ready {
+			s.compute(t)
+		}
+		copy(dst, s.out[t-s.base])
+		s.next++
+		return nil
 	}
 	clear(dst)
 	for _, tm := range s.rows[t] {
@@ -230,16 +288,93 @@ func (s *Linear) Seek(t int) error {
 			s.free = append(s.free, z)
 			delete(s.live, j)
 		}
-		s.next = t
+		s.next, s.base, s.ready = t, t, t
 	}
 	return nil
+}
+
+// latent returns latent j, drawing it into a free or new vector when it is
+// not held (Store mode).
+func (s *Linear) latent(j int) []float64 {
+	z, ok := s.live[j]
+	if !ok {
+		if k := len(s.free); k > 0 {
+			z, s.free = s.free[k-1], s.free[:k-1]
+		} else {
+			z = make([]float64, s.d)
+		}
+		s.l.fill(z, j)
+		s.live[j] = z
+		s.peak = max(s.peak, len(s.live))
+	}
+	return z
+}
+
+// compute fills out with rounds t0..hi−1, hi the end of t0's aligned batch:
+// every latent the rounds use is drawn first (latent j's values do not
+// depend on when it is drawn), then one pass over the coordinates in
+// blocks; in each block, the rows' terms go eight at a time in the rows'
+// order, each term group for every round of the batch in turn, so the
+// eight latent blocks are read from cache by every round that uses them.
+// Per coordinate, round t still computes ((0 + w₀z₀) + w₁z₁) + … in its
+// row's order, the one-round loop's operations.
+func (s *Linear) compute(t0 int) {
+	_, hi := s.batchOf(t0)
+	m := hi - t0
+	for len(s.out) < m {
+		s.out = append(s.out, make([]float64, s.d))
+		s.zs = append(s.zs, nil)
+		s.ws = append(s.ws, nil)
+	}
+	most := 0
+	for k := 0; k < m; k++ {
+		row := s.rows[t0+k]
+		s.zs[k], s.ws[k] = s.zs[k][:0], s.ws[k][:0]
+		for _, tm := range row {
+			s.zs[k] = append(s.zs[k], s.latent(tm.j))
+			s.ws[k] = append(s.ws[k], tm.w)
+		}
+		most = max(most, len(row))
+	}
+	for lo := 0; lo < s.d; lo += linearBlock {
+		hi := min(lo+linearBlock, s.d)
+		for k := 0; k < m; k++ {
+			clear(s.out[k][lo:hi])
+		}
+		for i := 0; i < most; i += 8 {
+			for k := 0; k < m; k++ {
+				zs, ws, dst := s.zs[k], s.ws[k], s.out[k][lo:hi]
+				if i >= len(zs) {
+					continue
+				}
+				if i+8 <= len(zs) {
+					z := zs[i : i+8]
+					axpy8(dst, ws[i:i+8], z[0][lo:hi], z[1][lo:hi], z[2][lo:hi], z[3][lo:hi], z[4][lo:hi], z[5][lo:hi], z[6][lo:hi], z[7][lo:hi])
+					continue
+				}
+				for q := i; q < len(zs); q++ {
+					axpy(dst, ws[q], zs[q][lo:hi])
+				}
+			}
+		}
+	}
+	for k := 0; k < m; k++ {
+		for _, tm := range s.rows[t0+k] {
+			if z, ok := s.live[tm.j]; ok && s.lastUse[tm.j] < hi {
+				s.free = append(s.free, z)
+				delete(s.live, tm.j)
+			}
+		}
+		clear(s.zs[k]) // hold no reference to a freed latent
+	}
+	s.base, s.ready = t0, hi
 }
 
 // Bytes implements NoiseSource: the latents held now (Store) or the scratch
 // vector (Regenerate).
 func (s *Linear) Bytes() int64 {
 	if s.mode == Store {
-		return int64(len(s.live)+len(s.free)) * int64(s.d) * 8
+		return int64(len(s.live)+len(s.free)+len(s.out)) * int64(s.d) * 8
 	}
 	return int64(s.d) * 8
 }

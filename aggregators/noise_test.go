@@ -473,3 +473,86 @@ func TestAxpy8AVX2BitIdentical(t *testing.T) {
 	}
 	t.Logf("AVX2 kernel in use: %v", useAVX2)
 }
+
+// bandLower is an n × n lower-triangular weight matrix with `width`
+// nonzero diagonals (width = n: dense, as C⁻¹ of optimal MF) and
+// irregular values, a few of them zero (skipped terms).
+func bandLower(n, width int) *mat.Dense {
+	w := mat.NewDense(n, n, nil)
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < n; i++ {
+		for j := max(0, i-width+1); j <= i; j++ {
+			if r.IntN(17) != 0 {
+				w.Set(i, j, r.NormFloat64())
+			}
+		}
+	}
+	return w
+}
+
+// TestLinearBatchedIsOneRound: a Store source whose rows combine many
+// latents computes linearBatch rounds per pass (blocked, 8-term fused);
+// its noise is bit-identical to Regenerate mode's one-round loop (one axpy
+// per term) for a dense W and a banded one whose latents are released, at
+// a dimension that is not a multiple of the block or of 16, over a round
+// count that ends in a partial batch, straight and after Seek to rounds
+// inside batches; the latents it holds stay within PeakLatents. Negative
+// control: the same terms summed in the reverse order differ in some bit.
+func TestLinearBatchedIsOneRound(t *testing.T) {
+	const n, d = 3*linearBatch + 7, linearBlock + 1001
+	for _, width := range []int{n, linearDense + 5} {
+		w := bandLower(n, width)
+		store := NewLinear(w, "noise", rng.New(8), d, Store)
+		regen := NewLinear(w, "noise", rng.New(8), d, Regenerate)
+		if store.batch != linearBatch || regen.batch != 1 {
+			t.Fatalf("width %d: batch %d (store), %d (regenerate)", width, store.batch, regen.batch)
+		}
+		straight := make([][]float64, n)
+		for tt := range straight {
+			straight[tt] = make([]float64, d)
+			want := make([]float64, d)
+			if err := store.Next(straight[tt], tt); err != nil {
+				t.Fatal(err)
+			}
+			if err := regen.Next(want, tt); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(straight[tt], want) {
+				t.Fatalf("width %d: round %d: batched store differs from the one-round loop", width, tt)
+			}
+		}
+		if store.peak > store.PeakLatents() || store.Bytes() > int64(store.PeakLatents()+store.Outputs())*d*8 {
+			t.Fatalf("width %d: held %d latents (%d bytes), PeakLatents %d + Outputs %d", width, store.peak, store.Bytes(), store.PeakLatents(), store.Outputs())
+		}
+		if width < n && store.PeakLatents() > width+2*linearBatch {
+			t.Fatalf("width %d: PeakLatents %d: latents are not released", width, store.PeakLatents())
+		}
+		for _, k := range []int{linearBatch + 5, 2 * linearBatch, n - 1} {
+			if err := store.Seek(k); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float64, d)
+			for tt := k; tt < n; tt++ {
+				if err := store.Next(got, tt); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, straight[tt]) {
+					t.Fatalf("width %d: round %d after Seek(%d) differs", width, tt, k)
+				}
+			}
+		}
+		// Negative control: round n−1's terms in reverse order.
+		rev := make([]float64, d)
+		z := make([]float64, d)
+		l := newLatents(rng.New(8), "noise")
+		for j := n - 1; j >= 0; j-- {
+			if a := w.At(n-1, j); a != 0 {
+				l.fill(z, j)
+				axpy(rev, a, z)
+			}
+		}
+		if slices.Equal(rev, straight[n-1]) {
+			t.Fatalf("width %d: negative control: the reversed sum is bit-identical", width)
+		}
+	}
+}

@@ -122,7 +122,7 @@ func (p *Plan) buildStrategy(ctx context.Context, part participation.Pattern, ca
 // checkNoiseMemory refuses, at planning, a noise source that would hold
 // more than aggregator.memory_budget_mb between rounds for models of
 // dimension d: the banded recurrence's last b−1 outputs, or the latents a
-// store-mode Linear source keeps alive at its peak.
+// store-mode Linear source keeps alive at its peak plus its batch's outputs.
 func (p *Plan) checkNoiseMemory(ctx context.Context, d int) error {
 	ag := p.Config.Aggregator
 	s := p.Mechanism.Strategy
@@ -151,9 +151,9 @@ func (p *Plan) checkNoiseMemory(ctx context.Context, d int) error {
 		return err
 	}
 	lin := aggregators.NewLinear(w, "noise", rng.New(0), d, aggregators.Store) // holds no vector yet
-	if need := mb(lin.PeakLatents()); need > ag.MemoryBudgetMB {
+	if held := lin.PeakLatents() + lin.Outputs(); mb(held) > ag.MemoryBudgetMB {
 		return fmt.Errorf("experiments: aggregator.memory: store mode would keep up to %d noise vectors of %d parameters = %.0f MB, over aggregator.memory_budget_mb = %.0f; use memory: regenerate (O(d) memory, about %d noise vectors redrawn per round) or raise the budget",
-			lin.PeakLatents(), d, need, ag.MemoryBudgetMB, lin.NonZeros())
+			held, d, mb(held), ag.MemoryBudgetMB, lin.NonZeros())
 	}
 	return nil
 }
