@@ -274,7 +274,17 @@ func (c *Config) NoiseVectors(rounds, bands int) float64 {
 	if k := Lookup(c.Kind); k != nil && k.noiseVectors != nil {
 		return k.noiseVectors(c, rounds, bands)
 	}
-	return float64(rounds)
+	return float64(rounds) + denseOutputs(rounds)
+}
+
+// denseOutputs is the estimate's allowance for the outputs a store-mode
+// source with every latent in use holds: a batch of rounds once its rows
+// are long enough to be batched (Linear).
+func denseOutputs(rounds int) float64 {
+	if rounds < linearDense {
+		return 0
+	}
+	return float64(min(linearBatch, rounds))
 }
 
 // inRange adds a problem unless 1 ≤ v ≤ rounds (v = 0 means unset).

@@ -238,7 +238,7 @@ func (t *TreeConfig) configure(r Run, sc *strategy.Config) {
 func (t *TreeConfig) noiseVectors(rounds int) float64 {
 	n := float64(rounds)
 	if t.Estimator == "full" {
-		return n
+		return n + denseOutputs(rounds)
 	}
 	return math.Ceil(math.Log2(n+1)) + 1
 }
@@ -326,7 +326,7 @@ func (n *NuConfig) noiseVectors(rounds int) float64 {
 	if n.NuCoefficients > 0 {
 		return float64(n.NuCoefficients)
 	}
-	return float64(rounds)
+	return float64(rounds) + denseOutputs(rounds)
 }
 
 // hasEpochs reports whether the declared schema has a b that is an epoch

@@ -556,3 +556,23 @@ func TestLinearBatchedIsOneRound(t *testing.T) {
 		}
 	}
 }
+
+// TestNoiseVectorsEstimate: the memory estimate for a dense mechanism
+// (optimal MF) is what its store-mode source holds at its peak, latents and
+// batch outputs, below and above the batching threshold.
+func TestNoiseVectorsEstimate(t *testing.T) {
+	for _, n := range []int{linearDense - 1, linearDense, 3*linearBatch + 7} {
+		w := mat.NewDense(n, n, nil)
+		for i := 0; i < n; i++ {
+			for j := 0; j <= i; j++ {
+				w.Set(i, j, 1/float64(i-j+1))
+			}
+		}
+		src := NewLinear(w, "noise", rng.New(1), 3, Store)
+		held := src.PeakLatents() + src.Outputs()
+		c := Config{Kind: "optimal-mf"}
+		if got := c.NoiseVectors(n, 0); got != float64(held) {
+			t.Errorf("%d rounds: estimate %v vectors, the source holds %d", n, got, held)
+		}
+	}
+}
