@@ -120,12 +120,12 @@ type Linear struct {
 	next int       // Store: the round expected next
 	buf  []float64 // Regenerate: scratch latent
 
-	batch int         // Store: rounds per batch (1: no batching)
-	base  int         // Store, batched: the first round held in out
-	ready int         // Store, batched: rounds base..ready−1 are in out
-	out   [][]float64 // Store, batched: out[t−base] is round t's noise
-	zs    [][][]float64
-	ws    [][]float64
+	batch int           // Store: rounds per batch (1: no batching)
+	base  int           // Store, batched: the first round held in out
+	ready int           // Store, batched: rounds base..ready−1 are in out
+	out   [][]float64   // Store, batched: out[t−base] is round t's noise
+	zs    [][][]float64 // Store, batched: per round of a batch, its terms' latents
+	ws    [][]float64   // Store, batched: per round of a batch, its terms' weights
 }
 
 // linearBatch is the number of rounds a batched Linear source computes in
@@ -244,21 +244,10 @@ func (s *Linear) Next(dst []float64, t int) error {
 	}
 	clear(dst)
 	for _, tm := range s.rows[t] {
-		var z []float64
+		z := s.buf
 		if s.mode == Store {
-			var ok bool
-			if z, ok = s.live[tm.j]; !ok {
-				if k := len(s.free); k > 0 {
-					z, s.free = s.free[k-1], s.free[:k-1]
-				} else {
-					z = make([]float64, s.d)
-				}
-				s.l.fill(z, tm.j)
-				s.live[tm.j] = z
-				s.peak = max(s.peak, len(s.live))
-			}
+			z = s.latent(tm.j)
 		} else {
-			z = s.buf
 			s.l.fill(z, tm.j)
 		}
 		axpy(dst, tm.w, z)
