@@ -116,7 +116,32 @@ func (p *Plan) buildStrategy(ctx context.Context, part participation.Pattern, ca
 	mu.Lock()
 	p.Warnings = append(p.Warnings, warns...)
 	mu.Unlock()
+	if note := notConverged(s); note != "" {
+		p.NotConverged = note
+		p.Warnings = append(p.Warnings, fmt.Sprintf("aggregator.kind %s: the %s", ag.Kind, note))
+	}
 	return s, nil
+}
+
+// notConverged says how the optimizer of s stopped short of its optimum
+// ("" when s converged or is not optimized): its method and iterations,
+// and its message (why it stopped, and the certified gap to the optimum
+// when it has one).
+// The privacy account is exact either way; the noise may be larger.
+func notConverged(s strategy.Strategy) string {
+	o, ok := s.(strategy.Optimized)
+	if !ok {
+		return ""
+	}
+	st := o.Status()
+	if st.Converged {
+		return ""
+	}
+	note := fmt.Sprintf("strategy's optimizer did not converge (%s, %d iterations", st.Method, st.Iterations)
+	if st.Message != "" {
+		note += ": " + st.Message
+	}
+	return note + "). The privacy account is exact for the strategy used; its noise may be larger than the optimum's (dpfl mechanism shows the optimizer's progress)"
 }
 
 // checkNoiseMemory refuses, at planning, a noise source that would hold

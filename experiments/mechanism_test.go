@@ -1,6 +1,8 @@
 package experiments
 
 import (
+	"context"
+	"encoding/json"
 	"math"
 	"math/bits"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"dpfl/aggregators"
 	"dpfl/aggregators/strategy"
 	"dpfl/privacy"
+	"dpfl/results"
 	"dpfl/sim/rng"
 )
 
@@ -277,5 +280,59 @@ func TestBLTPlan(t *testing.T) {
 		if _, _, err := Load([]byte(aggRun(30, "  kind: single\n  cohort: 50\n", agg)), "p.yaml"); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%q: error %v, want %q", agg, err, msg)
 		}
+	}
+}
+
+// TestStrategyNotConverged: a strategy whose optimizer stopped at its
+// iteration limit gives a note (a planning warning and summary.json's
+// strategy_not_converged) saying so, with the optimizer's method and
+// iterations; the same optimization run to convergence, a closed-form
+// strategy and a run's converged BandMF give none, and summary.json leaves
+// the field out then (so summaries of converged runs keep their bytes).
+func TestStrategyNotConverged(t *testing.T) {
+	ctx := context.Background()
+	w := strategy.Prefix(24)
+	short, err := strategy.BandMF(ctx, w, 4, strategy.LBFGSOptions{MaxIter: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if short.Status().Converged {
+		t.Fatal("2 L-BFGS iterations reported converged")
+	}
+	note := notConverged(short)
+	for _, want := range []string{"did not converge", "L-BFGS", "2 iterations", "iteration limit", "privacy account is exact"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q lacks %q", note, want)
+		}
+	}
+	full, err := strategy.BandMF(ctx, w, 4, strategy.LBFGSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !full.Status().Converged || notConverged(full) != "" {
+		t.Errorf("converged BandMF: status %+v, note %q", full.Status(), notConverged(full))
+	}
+	if n := notConverged(strategy.NewIdentity(24)); n != "" {
+		t.Errorf("identity: note %q", n)
+	}
+	p := planOf(t, aggRun(30, "  kind: minsep\n  cohort: 50\n  k: 2\n  b: 10\n", "  kind: bandmf\n  bands: 4\n"))
+	if p.NotConverged != "" || p.Summary().StrategyNotConverged != "" {
+		t.Errorf("a run's converged BandMF: note %q", p.NotConverged)
+	}
+	for _, w := range p.Warnings {
+		if strings.Contains(w, "did not converge") {
+			t.Errorf("converged run warns: %s", w)
+		}
+	}
+	b, err := json.Marshal(results.Summary{StrategyNotConverged: note})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back results.Summary
+	if err := json.Unmarshal(b, &back); err != nil || back.StrategyNotConverged != note || !strings.Contains(string(b), `"strategy_not_converged"`) {
+		t.Errorf("summary.json with the note: %s (read back %q, %v)", b, back.StrategyNotConverged, err)
+	}
+	if b, _ := json.Marshal(results.Summary{}); strings.Contains(string(b), "strategy_not_converged") {
+		t.Errorf("summary.json of a converged run names the field: %s", b)
 	}
 }

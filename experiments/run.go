@@ -155,8 +155,13 @@ type Plan struct {
 	Mechanism *aggregators.Mechanism
 	Privacy   Accounting
 	// Warnings are problems that did not stop planning (a strategy cache
-	// that could not be written); Run writes them to Options.Log.
+	// that could not be written, an optimizer that did not converge); Run
+	// writes them to Options.Log.
 	Warnings []string
+	// NotConverged says, in words, how the optimizer of the run's strategy
+	// stopped short of its optimum ("" when it converged or the strategy is
+	// not optimized); summary.json records it (strategy_not_converged).
+	NotConverged string
 	// underNoise, when in (0, 1), multiplies the noise the run adds while
 	// its accounting still says Privacy.Sigma: a deliberately broken run
 	// for the audit's negative control. Tests only; no configuration key
@@ -641,7 +646,8 @@ func logf(w io.Writer, format string, args ...any) {
 
 // Summary returns the parts of a run summary known before training.
 func (p *Plan) Summary() results.Summary {
-	s := results.Summary{Name: p.Config.Name, Report: p.Report(), ClipCountStddev: p.Privacy.ClipCountStd, Nu: p.Mechanism.Parameters().Nu}
+	s := results.Summary{Name: p.Config.Name, Report: p.Report(), ClipCountStddev: p.Privacy.ClipCountStd, Nu: p.Mechanism.Parameters().Nu,
+		StrategyNotConverged: p.NotConverged}
 	if p.Privacy.MonteCarlo != nil {
 		s.MonteCarloGuarantee = p.Privacy.Final.String()
 	}

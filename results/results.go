@@ -260,9 +260,16 @@ type Summary struct {
 	// confidence and neighbouring relation, when epsilon is a Monte Carlo
 	// estimate (privacy.amplification: balls-in-bins); "" otherwise.
 	MonteCarloGuarantee string
-	WallSeconds         float64
-	ResumedFrom         int // the checkpoint round a resumed run continued from
-	Workers             int
+	// StrategyNotConverged says how the optimizer of the run's
+	// correlated-noise strategy stopped short of its optimum (its method,
+	// iterations, why it stopped and its certified gap); "" when it
+	// converged or the strategy is not optimized. The privacy account does
+	// not depend on it (the sensitivity is that of the strategy used), but
+	// the noise may be larger than the optimum's.
+	StrategyNotConverged string
+	WallSeconds          float64
+	ResumedFrom          int // the checkpoint round a resumed run continued from
+	Workers              int
 	// TrainedParams is the number of trained parameters when model.freeze
 	// lists tensors (the dimension of the clipped update and of the
 	// noise); 0 when every parameter is trained.
@@ -317,7 +324,8 @@ var summaryForm = privacy.NewForm(Summary{},
 	"workers=Workers", "trained_params=TrainedParams,omitempty", "clip_count_stddev=ClipCountStddev,omitempty",
 	"zcdp_budget=ZCDPBudget,omitempty", "zcdp_spent=ZCDPSpent,omitempty", "inputs=Inputs,omitempty", "audit=Audit,omitempty",
 	"monte_carlo_guarantee=MonteCarloGuarantee,omitempty", "monte_carlo_samples=Samples,omitempty",
-	"monte_carlo_confidence=Confidence,omitempty", "unamplified=Unamplified,omitempty")
+	"monte_carlo_confidence=Confidence,omitempty", "unamplified=Unamplified,omitempty",
+	"strategy_not_converged=StrategyNotConverged,omitempty")
 
 // MarshalJSON writes s in summary.json's form.
 func (s Summary) MarshalJSON() ([]byte, error) { return summaryForm.Marshal(&s) }
