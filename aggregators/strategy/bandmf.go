@@ -86,10 +86,12 @@ type LBFGSOptions struct {
 	// rescaled problem, the bound only at convergence (not part of the
 	// cache key).
 	DualProgress func(iter int, residual, bound float64) `json:"-"`
-	// Start, if not nil, is the starting X of MultiEpoch and
-	// MultiEpochUnequal; it must be feasible (unit diagonal for MultiEpoch,
+	// Start, if not nil, is the starting X of BandMF, MultiEpoch and
+	// MultiEpochUnequal; it must be feasible (unit diagonal for BandMF and
+	// MultiEpoch; for BandMF only its bands are read; for MultiEpoch
 	// X_ij = 0 for i ≠ j, i ≡ j (mod b); positive definite). Cache.MultiEpoch
-	// passes the BandMF solution with b bands. Not part of the cache key
+	// passes the BandMF solution with b bands, Cache.BandMF for a momentum
+	// workload the solution without momentum. Not part of the cache key
 	// (the cache records the start it uses in its own key).
 	Start *mat.SymDense `json:"-"`
 }

@@ -221,11 +221,33 @@ func (c *Cache) Optimal(ctx context.Context, w *Workload, opts FixedPointOptions
 	return f, nil
 }
 
-// BandMF is BandMF through the cache.
+// BandMF is BandMF through the cache. For a momentum workload (β > 0) it
+// starts from BandMF for the same learning-rate schedule without momentum
+// (itself through the cache, same options; a feasible point, optimized
+// quickly through the selected inverse), so the result has no more loss on
+// w than that strategy. From BandMF's default start the momentum problem
+// converges slowly: at n = 2,400, β = 0.95 and a linear cooldown over 600
+// rounds, L-BFGS's 2,000 iterations ended with 0.8% (4 bands) and 3.7%
+// (8 bands) more RMSE on w than the strategy optimized without momentum;
+// from that strategy they end 0.3% and 0.8% below it, certified within
+// 1.2% and 2.3% of the optimum.
 func (c *Cache) BandMF(ctx context.Context, w *Workload, bands int, opts LBFGSOptions) (*Factorization, error) {
 	opts.defaults()
 	key := fmt.Sprintf("v%d|bandmf|%s|bands=%d|maxiter=%d|reltol=%g|store=%d%s", cacheFormat, w.Key(), bands, opts.MaxIter, opts.RelTol, opts.Store, evalTag(w, bands))
-	f, err := c.get(key, func() (*Factorization, error) { return BandMF(ctx, w, bands, opts) })
+	solve := func() (*Factorization, error) { return BandMF(ctx, w, bands, opts) }
+	if w.Beta > 0 && !w.custom && opts.Start == nil {
+		key += "|start=bandmf-beta0"
+		solve = func() (*Factorization, error) {
+			s, err := c.BandMF(ctx, Momentum(w.N(), 0, w.Eta), bands, opts)
+			if err != nil {
+				return nil, err
+			}
+			o := opts
+			o.Start = s.x
+			return BandMF(ctx, w, bands, o)
+		}
+	}
+	f, err := c.get(key, solve)
 	if err != nil {
 		return nil, err
 	}

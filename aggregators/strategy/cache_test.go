@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/gob"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"dpfl/aggregators/strategy/filecache"
+	"dpfl/participation"
 )
 
 func TestCache(t *testing.T) {
@@ -181,5 +183,59 @@ func TestCacheStore(t *testing.T) {
 	}
 	if f3, _ := c.BandMF(ctx, Prefix(24), 3, LBFGSOptions{}); f3.Status().Cached {
 		t.Error("a corrupted entry was used")
+	}
+}
+
+// TestBandMFMomentumWarmStart: for a momentum workload, Cache.BandMF starts
+// from the strategy optimized without momentum (same schedule), so with
+// few iterations it ends with no more loss on the momentum workload than
+// that start, and with less than BandMF from its default start after as
+// many iterations (the slow convergence the warm start is for). Run to
+// convergence, both reach the same optimum (the problem is convex).
+func TestBandMFMomentumWarmStart(t *testing.T) {
+	ctx := context.Background()
+	const n, bands = 96, 4
+	eta := LinearCooldown(n, 24, 0.05)
+	w := Momentum(n, 0.95, eta)
+	c := &Cache{Store: filecache.Dir(t.TempDir())}
+	loss := func(f *Factorization) float64 {
+		m, err := Evaluate(f, w, participation.Turns(n/bands, bands))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Loss
+	}
+	short := LBFGSOptions{MaxIter: 5}
+	start, err := BandMF(ctx, Momentum(n, 0, eta), bands, short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm, err := c.BandMF(ctx, w, bands, short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold, err := BandMF(ctx, w, bands, short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, lw, lc := loss(start), loss(warm), loss(cold)
+	t.Logf("5 iterations: start %.6g, warm %.6g, cold %.6g", ls, lw, lc)
+	if !(lw <= ls) {
+		t.Errorf("warm start ended above its start: %.8g > %.8g", lw, ls)
+	}
+	if !(lw < lc) {
+		t.Errorf("after 5 iterations the default start reached %.8g, the warm start only %.8g", lc, lw)
+	}
+	warmFull, err := c.BandMF(ctx, w, bands, LBFGSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coldFull, err := BandMF(ctx, w, bands, LBFGSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lw, lc = loss(warmFull), loss(coldFull)
+	if !warmFull.Status().Converged || !coldFull.Status().Converged || math.Abs(lw-lc) > 1e-6*lc {
+		t.Errorf("converged: warm %.10g (%v), cold %.10g (%v)", lw, warmFull.Status().Converged, lc, coldFull.Status().Converged)
 	}
 }
