@@ -287,7 +287,7 @@ func TestBLTPlan(t *testing.T) {
 // iteration limit gives a note (a planning warning and summary.json's
 // strategy_not_converged) saying so, with the optimizer's method and
 // iterations; the same optimization run to convergence, a closed-form
-// strategy and a run's converged BandMF give none, and summary.json leaves
+// strategy and the runs of every aggregator kind give none, and summary.json leaves
 // the field out then (so summaries of converged runs keep their bytes).
 func TestStrategyNotConverged(t *testing.T) {
 	ctx := context.Background()
@@ -315,13 +315,18 @@ func TestStrategyNotConverged(t *testing.T) {
 	if n := notConverged(strategy.NewIdentity(24)); n != "" {
 		t.Errorf("identity: note %q", n)
 	}
-	p := planOf(t, aggRun(30, "  kind: minsep\n  cohort: 50\n  k: 2\n  b: 10\n", "  kind: bandmf\n  bands: 4\n"))
-	if p.NotConverged != "" || p.Summary().StrategyNotConverged != "" {
-		t.Errorf("a run's converged BandMF: note %q", p.NotConverged)
-	}
-	for _, w := range p.Warnings {
-		if strings.Contains(w, "did not converge") {
-			t.Errorf("converged run warns: %s", w)
+	// Every kind a run can use, with its optimizer converged or no
+	// optimizer: no note, no warning.
+	for _, agg := range []string{"  kind: bandmf\n  bands: 4\n", "  kind: optimal-mf\n", "  kind: optimal-mf\n  multi_epoch: true\n",
+		"  kind: blt\n", "  kind: nu-ftrl\n", "  kind: tree\n", "  kind: dpfedavg\n"} {
+		p := planOf(t, aggRun(30, "  kind: minsep\n  cohort: 50\n  k: 2\n  b: 10\n", agg))
+		if p.NotConverged != "" || p.Summary().StrategyNotConverged != "" {
+			t.Errorf("%q: note %q", agg, p.NotConverged)
+		}
+		for _, w := range p.Warnings {
+			if strings.Contains(w, "did not converge") {
+				t.Errorf("%q: warns %s", agg, w)
+			}
 		}
 	}
 	b, err := json.Marshal(results.Summary{StrategyNotConverged: note})
