@@ -42,11 +42,11 @@ func checkChoices(t *testing.T, name, by string, edgeOK ...string) {
 // points the protocol marks and never separates.
 var (
 	trainingRepros = []string{"centralized-mnist", "centralized-mnist-60k", "centralized-mnist-paper-sigma",
-		"centralized-mnist-paper-size", "emnist-writers", "emnist-writers-protocol", "stackoverflow-debian",
-		"stackoverflow-debian-sgdm"}
+		"centralized-mnist-paper-size", "centralized-mnist-bandmf", "emnist-writers", "emnist-writers-protocol",
+		"stackoverflow-debian", "stackoverflow-debian-sgdm"}
 	// edgeOK are the series allowed a choice at an edge of the values
 	// tried, by reproduction (their READMEs say so).
-	edgeOK    = map[string][]string{"emnist-writers-protocol": {"dpfedavg"}}
+	edgeOK    = map[string][]string{"emnist-writers-protocol": {"dpfedavg"}, "centralized-mnist-bandmf": {"nonprivate"}}
 	fullGrids = []string{"centralized-mnist"}
 	// onePoint are the reproductions with a single point, which compare
 	// nothing (their README says so).
