@@ -197,9 +197,10 @@ func compose(w, plotH vg.Length, items []legendItem, notes []string, drawPlot fu
 // series through the best hyperparameters' means, with bars of the 95%
 // t interval over seeds clipped to the metric's range, series at the same
 // x offset sideways, each non-private baseline as a thin horizontal line
-// (its series' colour, a marker at the right end), the legend and a note
-// on what the bars are below the plot; the x axis is logarithmic when every
-// x is positive.
+// (its series' colour, a marker at the right end; one far from the private
+// points is given in a note instead, see baselinesOnAxis), the legend and a
+// note on what the bars are below the plot; the x axis is logarithmic when
+// every x is positive.
 func (s *Summary) epsilonFigure() (figure, error) {
 	// Long axis labels (an accountant list, a population epsilon) wrap
 	// within the axis rather than squeeze the plot.
@@ -242,10 +243,9 @@ func (s *Summary) epsilonFigure() (figure, error) {
 		p.X.Min, p.X.Max, p.X.Scale, p.X.Tick.Marker = 0, 1, plot.LinearScale{}, plot.ConstantTicks{}
 		notes[0] = "No private runs to plot: only the runs without noise (mean over seeds)."
 	}
-	for _, b := range s.Baselines {
-		if math.IsInf(b.Mean, 0) {
-			continue
-		}
+	onAxis, off := s.baselinesOnAxis(ylo, yhi)
+	notes = append(notes, off...)
+	for _, b := range onAxis {
 		item, err := addBaseline(p, b, styleOf(slices.Index(series, b.Series)))
 		if err != nil {
 			return figure{}, err
@@ -255,6 +255,40 @@ func (s *Summary) epsilonFigure() (figure, error) {
 	}
 	setYRange(p, ylo, yhi, s.YCol)
 	return compose(columnWidth, plotHeight, items, notes, p.Draw), nil
+}
+
+// baselineSpan is how far a non-private baseline may widen the epsilon
+// figure's y range: it is drawn only when the private points' range
+// [ylo, yhi] keeps at least 1/baselineSpan of the range with it.
+const baselineSpan = 4
+
+// baselinesOnAxis splits the non-private baselines (those with a finite
+// mean) into those the epsilon figure draws and, for the others, a note
+// each with the baseline's mean, interval and seeds: a baseline far from
+// the private points (one whose seeds diverged, say) would squeeze them
+// into a sliver of the plot. Without private points every baseline is
+// drawn.
+func (s *Summary) baselinesOnAxis(ylo, yhi float64) (drawn []Point, notes []string) {
+	span := yhi - ylo
+	if span <= 0 {
+		span = math.Max(0.1*math.Abs(yhi), 0.01) // as setYRange
+	}
+	for _, b := range s.Baselines {
+		if math.IsInf(b.Mean, 0) {
+			continue
+		}
+		if math.IsInf(ylo, 0) || math.IsInf(yhi, 0) || baselineSpan*span >= math.Max(yhi, b.Mean)-math.Min(ylo, b.Mean) {
+			drawn = append(drawn, b)
+			continue
+		}
+		where := "below"
+		if b.Mean > yhi {
+			where = "above"
+		}
+		notes = append(notes, fmt.Sprintf("Not drawn, far %s the private points: %s without noise, mean %.4g, 95%% interval [%.4g, %.4g] over %d seeds.",
+			where, b.Series, b.Mean, b.CILow, b.CIHigh, b.Seeds))
+	}
+	return drawn, notes
 }
 
 // barNote says what the points and bars of the epsilon figure are.

@@ -422,3 +422,24 @@ func TestBarNoteSeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselinesOnAxis: a non-private baseline near the private points is
+// drawn (the usual line just above them); one far from them (seeds that
+// diverged: the MNIST BandMF grid's 0.637 under points at 0.92–0.99) is left
+// off the axis and given in a note with its mean, interval and seeds; with
+// no private points every baseline is drawn.
+func TestBaselinesOnAxis(t *testing.T) {
+	near := Point{Series: "nonprivate", X: math.Inf(1), Mean: 0.986, CILow: 0.984, CIHigh: 0.988, Seeds: 5}
+	far := Point{Series: "diverged", X: math.Inf(1), Mean: 0.6367, CILow: 0.0449, CIHigh: 1.2285, Seeds: 5}
+	s := &Summary{Baselines: []Point{near, far}}
+	drawn, notes := s.baselinesOnAxis(0.92, 0.985)
+	if len(drawn) != 1 || drawn[0].Series != "nonprivate" {
+		t.Fatalf("drawn %v, want the near baseline only", drawn)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "diverged without noise, mean 0.6367, 95% interval [0.0449, 1.228] over 5 seeds") || !strings.Contains(notes[0], "below") {
+		t.Fatalf("notes %q", notes)
+	}
+	if drawn, notes := s.baselinesOnAxis(math.Inf(1), math.Inf(-1)); len(drawn) != 2 || len(notes) != 0 {
+		t.Fatalf("no private points: drawn %d, notes %q", len(drawn), notes)
+	}
+}
