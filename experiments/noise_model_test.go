@@ -28,25 +28,10 @@ func TestRunNoiseReachesModel(t *testing.T) {
 	ctx := context.Background()
 	run := func(agg, part string, noise float64) (*Plan, []float32) {
 		t.Helper()
-		y := fmt.Sprintf(`name: noise
-seed: 11
-rounds: %d
-data:
-  dataset: mnist
-  clients: 2000
-model:
-  kind: logreg
-client:
-  lr: 1.0e-9
-aggregator:
-  clip: 1
-  noise_multiplier: %g
-%sprivacy:
-  delta: 1.0e-5
-server:
-  lr: 1
-participation:
-%s`, rounds, noise, agg, part)
+		// The package's small logreg run (aggRun), with the noise given
+		// rather than calibrated and client steps of 1e-9.
+		y := aggRun(rounds, part, fmt.Sprintf("%s  noise_multiplier: %g\n", agg, noise))
+		y = strings.Replace(strings.Replace(y, "  epsilon: 4\n", "", 1), "client:\n  lr: 0.1\n", "client:\n  lr: 1.0e-9\n", 1)
 		cfg, _, err := Load([]byte(y), "noise.yaml")
 		if err != nil {
 			t.Fatal(err)
