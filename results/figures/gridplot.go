@@ -291,6 +291,20 @@ func (s *Summary) baselinesOnAxis(ylo, yhi float64) (drawn []Point, notes []stri
 	return drawn, notes
 }
 
+// pointsRange is the y range the epsilon figure's private points span with
+// their bars (as epsilonFigure computes it), which decides which baselines
+// the figures draw (baselinesOnAxis); ±Inf without private points.
+func (s *Summary) pointsRange() (ylo, yhi float64) {
+	ylo, yhi = math.Inf(1), math.Inf(-1)
+	for _, name := range s.Series() {
+		e, _ := s.seriesErrPoints(name, 0, false)
+		for i, xy := range e.XYs {
+			ylo, yhi = math.Min(ylo, xy.Y-e.YErrors[i].Low), math.Max(yhi, xy.Y+e.YErrors[i].High)
+		}
+	}
+	return ylo, yhi
+}
+
 // barNote says what the points and bars of the epsilon figure are.
 func (s *Summary) barNote(clipped, several bool) string {
 	points := s.whoseMean()

@@ -63,14 +63,7 @@ func (s *Summary) roundFigure(dir string) (figure, error) {
 	var order []string
 	ylo, yhi := math.Inf(1), math.Inf(-1)
 	rlo, rhi := math.Inf(1), math.Inf(-1)
-	for _, pt := range append(append([]Point{}, s.Points...), s.Baselines...) {
-		b, err := roundBand(dir, pt.Dirs)
-		if err != nil {
-			return figure{}, err
-		}
-		if len(b.rounds) == 0 {
-			continue
-		}
+	add := func(pt Point, b band) error {
 		name := pt.Series
 		if math.IsInf(pt.X, 1) {
 			name += " (no noise)"
@@ -82,14 +75,44 @@ func (s *Summary) roundFigure(dir string) (figure, error) {
 			}
 			item, err := addBand(plots[k/cols][k%cols], b, st, math.IsInf(pt.X, 1))
 			if err != nil {
-				return figure{}, err
+				return err
 			}
 			if _, ok := items[name]; !ok {
 				items[name], order = legendItem{name, item}, append(order, name)
 			}
 		}
-		ylo, yhi = math.Min(ylo, bandMin(b)), math.Max(yhi, bandMax(b))
 		rlo, rhi = math.Min(rlo, b.rounds[0]), math.Max(rhi, b.rounds[len(b.rounds)-1])
+		return nil
+	}
+	for _, pt := range s.Points {
+		b, err := roundBand(dir, pt.Dirs)
+		if err != nil {
+			return figure{}, err
+		}
+		if len(b.rounds) == 0 {
+			continue
+		}
+		if err := add(pt, b); err != nil {
+			return figure{}, err
+		}
+		ylo, yhi = math.Min(ylo, bandMin(b)), math.Max(yhi, bandMax(b))
+	}
+	// A baseline is drawn as its mean curve alone (no band), unless the
+	// epsilon figure leaves it off as far from the private points: then the
+	// same note gives it here.
+	onAxis, off := s.baselinesOnAxis(s.pointsRange())
+	for _, pt := range onAxis {
+		b, err := roundBand(dir, pt.Dirs)
+		if err != nil {
+			return figure{}, err
+		}
+		if len(b.rounds) == 0 {
+			continue
+		}
+		if err := add(pt, b); err != nil {
+			return figure{}, err
+		}
+		ylo, yhi = math.Min(ylo, slices.Min(b.mean)), math.Max(yhi, slices.Max(b.mean))
 	}
 	var legend []legendItem
 	for _, name := range order {
@@ -106,7 +129,7 @@ func (s *Summary) roundFigure(dir string) (figure, error) {
 	if cols == 1 {
 		w = columnWidth
 	}
-	notes := []string{s.bandNote(), s.seedNote()}
+	notes := append([]string{s.bandNote(len(onAxis) > 0), s.seedNote()}, off...)
 	return compose(w, vg.Length(rows)*panelHeight, legend, notes, func(c draw.Canvas) {
 		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(6), PadY: vg.Points(6)}
 		cs := plot.Align(plots, tiles, c)
@@ -121,9 +144,9 @@ func (s *Summary) roundFigure(dir string) (figure, error) {
 }
 
 // bandNote says what the curves and bands of the round figure are.
-func (s *Summary) bandNote() string {
+func (s *Summary) bandNote(baselines bool) string {
 	base := ""
-	if len(s.Baselines) > 0 {
+	if baselines {
 		base = " The runs without noise appear in every panel."
 	}
 	return "Curves: test accuracy, " + s.whoseMean() + ". Bands: 95% Student-t interval of the mean at each evaluation, clipped to [0, 1]." + base
