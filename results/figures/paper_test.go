@@ -42,7 +42,7 @@ func checkChoices(t *testing.T, name, by string, edgeOK ...string) {
 // points the protocol marks and never separates.
 var (
 	trainingRepros = []string{"centralized-mnist", "centralized-mnist-60k", "centralized-mnist-paper-sigma",
-		"centralized-mnist-paper-size", "centralized-mnist-bandmf", "emnist-writers", "emnist-writers-protocol",
+		"centralized-mnist-paper-size", "centralized-mnist-bandmf", "centralized-mnist-bandmf-nomomentum", "emnist-writers", "emnist-writers-protocol",
 		"stackoverflow-debian", "stackoverflow-debian-sgdm"}
 	// edgeOK are the series allowed a choice at an edge of the values
 	// tried, by reproduction (their READMEs say so).
@@ -86,6 +86,7 @@ func TestPaperHeldOutSeeds(t *testing.T) {
 //
 //	| A @ x | B @ x | verdict | reason |
 //
+// where A or B may name another reproduction's series as folder/series.
 // TestPaperClaims recomputes every row from the committed index.csv.
 const claimsMarker = "<!-- comparisons: recomputed by results/figures/paper_test.go -->"
 
@@ -104,8 +105,8 @@ func TestPaperClaims(t *testing.T) {
 			t.Errorf("%s/README.md: no comparisons table after %s", name, claimsMarker)
 		}
 		for _, r := range rows {
-			a, okA := findPoint(s, r[0])
-			b, okB := findPoint(s, r[1])
+			a, okA := findPointIn(t, s, r[0])
+			b, okB := findPointIn(t, s, r[1])
 			if !okA || !okB {
 				t.Errorf("%s/README.md: %q vs %q: no such point", name, r[0], r[1])
 				continue
@@ -144,6 +145,22 @@ func readClaims(t *testing.T, path string) [][]string {
 		rows = append(rows, cells)
 	}
 	return rows
+}
+
+// findPointIn finds "series @ x" in s, or "folder/series @ x" in another
+// committed reproduction (a comparison across two grids, paired by seed,
+// for an ablation that changes one setting of another grid).
+func findPointIn(t *testing.T, s *Summary, key string) (Point, bool) {
+	folder, rest, ok := strings.Cut(key, "/")
+	if !ok {
+		return findPoint(s, key)
+	}
+	other, err := Summarize(filepath.Join(paperDir, folder), Options{By: "name"})
+	if err != nil {
+		t.Errorf("%q: %v", key, err)
+		return Point{}, false
+	}
+	return findPoint(other, rest)
 }
 
 // findPoint finds "series @ x" (x "inf" for a non-private baseline; for a
