@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -144,34 +145,65 @@ type gridRunner struct {
 	indexErr error // the first failed per-point index write
 }
 
-// runTuned runs a tuned grid's points in two stages: stage 1 the tuning
-// seeds' points; stage 2 the other seeds at the settings their groups chose
-// (groups still waiting for another shard's tuning runs are left for a later
-// invocation). It returns the number of points tried.
+// runTuned runs a tuned grid's points group by group (a group: the points
+// that differ only in the tuned keys and the seed): the tuning seeds' points
+// in the order of their groups, and each group's other seeds at the chosen
+// setting as soon as its tuning runs have all finished, before the next
+// groups' tuning, so that a grid stopped part way has whole series done.
+// Groups still waiting for another shard's tuning runs are left for a later
+// invocation. It returns the number of points tried.
 func (r *gridRunner) runTuned(points []Point) (tried int) {
-	var stage1, rest []Point
+	var stage1 []Point
+	rest := map[string][]Point{} // the other seeds' points, by group
+	rank := map[string]int{}     // groups in the order of their first point
+	var order []string
 	for _, p := range points {
-		if r.g.Stage(p, nil) == StageTune {
+		group, _, tuning := r.g.tuneRole(p)
+		if _, ok := rank[group]; !ok {
+			rank[group] = len(order)
+			order = append(order, group)
+		}
+		if tuning {
 			stage1 = append(stage1, p)
 		} else {
-			rest = append(rest, p)
+			rest[group] = append(rest[group], p)
 		}
 	}
-	tried = r.run(stage1)
-	choices := r.g.Choices(r.opts.OutDir)
-	var stage2 []Point
-	for _, p := range rest {
-		switch r.g.Stage(p, choices) {
-		case StageChosen:
-			stage2 = append(stage2, p)
-		case StageNotChosen:
-			r.res.NotChosen++
-		default:
-			r.res.Waiting++
+	slices.SortStableFunc(stage1, func(a, b Point) int {
+		ga, _, _ := r.g.tuneRole(a)
+		gb, _, _ := r.g.tuneRole(b)
+		return cmp.Compare(rank[ga], rank[gb])
+	})
+	// chosen returns the chosen points of the groups whose tuning has
+	// ended since the last call.
+	chosen := func() []Point {
+		if len(rest) == 0 {
+			return nil
 		}
+		choices := r.g.Choices(r.opts.OutDir)
+		var ready []Point
+		for _, group := range order {
+			ps, waiting := rest[group]
+			if _, ok := choices[group]; !waiting || !ok {
+				continue
+			}
+			delete(rest, group)
+			for _, p := range ps {
+				switch r.g.Stage(p, choices) {
+				case StageChosen:
+					ready = append(ready, p)
+				case StageNotChosen:
+					r.mu.Lock()
+					r.res.NotChosen++
+					r.mu.Unlock()
+				}
+			}
+		}
+		return ready
 	}
-	if r.ctx.Err() == nil {
-		tried += r.run(stage2)
+	tried = r.runQueue(append(chosen(), stage1...), chosen)
+	for _, ps := range rest {
+		r.res.Waiting += len(ps)
 	}
 	return tried
 }
@@ -179,60 +211,86 @@ func (r *gridRunner) runTuned(points []Point) (tried int) {
 // run runs the unfinished points of ps, opts.Parallel at once, and returns
 // how many it tried.
 func (r *gridRunner) run(ps []Point) (tried int) {
-	var todo []Point
-	for _, p := range ps {
-		if _, ok := Finished(r.opts.OutDir, p); ok {
-			r.res.Skipped++
-		} else {
-			todo = append(todo, p)
-		}
-	}
-	jobs := make(chan Point)
+	return r.runQueue(ps, nil)
+}
+
+// runQueue runs the unfinished points of ps in order, opts.Parallel at
+// once; after each point ends, more (if not nil) returns points to run
+// before the rest of the queue. It returns the number of points started.
+// On a stop (the context's end) the points not started stay pending.
+func (r *gridRunner) runQueue(ps []Point, more func() []Point) (tried int) {
+	var mu sync.Mutex // guards queue, running and tried
+	cond := sync.NewCond(&mu)
+	queue := r.unfinished(ps)
+	running := 0
 	var wg sync.WaitGroup
 	for w := 0; w < max(1, r.opts.Parallel); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.work(jobs)
+			mu.Lock()
+			defer mu.Unlock()
+			for {
+				// An idle worker waits while a running point may still
+				// release more.
+				for len(queue) == 0 && running > 0 && more != nil && r.ctx.Err() == nil {
+					cond.Wait()
+				}
+				if len(queue) == 0 || r.ctx.Err() != nil {
+					cond.Broadcast()
+					return
+				}
+				p := queue[0]
+				queue = queue[1:]
+				running++
+				tried++
+				mu.Unlock()
+				r.runOne(p)
+				mu.Lock()
+				running--
+				if more != nil && r.ctx.Err() == nil {
+					queue = append(r.unfinished(more()), queue...)
+				}
+				cond.Broadcast()
+			}
 		}()
 	}
-feed:
-	for _, p := range todo {
-		if r.ctx.Err() != nil {
-			break // a worker and the stop may be ready together: stop wins
-		}
-		select {
-		case jobs <- p:
-		case <-r.ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
 	wg.Wait()
-	return len(todo)
+	return tried
 }
 
-// work runs the points received from jobs until it is closed.
-func (r *gridRunner) work(jobs <-chan Point) {
-	ev := r.opts.Events
-	for p := range jobs {
-		if r.ctx.Err() != nil {
-			continue // stopped before this point started: it stays pending
+// unfinished returns the points of ps not finished yet, counting the others
+// as skipped.
+func (r *gridRunner) unfinished(ps []Point) []Point {
+	var todo []Point
+	for _, p := range ps {
+		if _, ok := Finished(r.opts.OutDir, p); ok {
+			r.mu.Lock()
+			r.res.Skipped++
+			r.mu.Unlock()
+		} else {
+			todo = append(todo, p)
 		}
+	}
+	return todo
+}
+
+// runOne runs p, reporting its start and rounds to the events.
+func (r *gridRunner) runOne(p Point) {
+	ev := r.opts.Events
+	if ev != nil {
+		r.mu.Lock()
+		ev.Start(p)
+		r.mu.Unlock()
+	}
+	out, err := runPoint(r.ctx, r.g, p, r.opts, func(rep RoundReport) {
 		if ev != nil {
 			r.mu.Lock()
-			ev.Start(p)
+			ev.Round(p, rep.Round, rep.Accuracy)
 			r.mu.Unlock()
 		}
-		out, err := runPoint(r.ctx, r.g, p, r.opts, func(rep RoundReport) {
-			if ev != nil {
-				r.mu.Lock()
-				ev.Round(p, rep.Round, rep.Accuracy)
-				r.mu.Unlock()
-			}
-		})
-		r.done(p, out, err)
-	}
+	})
+	r.done(p, out, err)
 }
 
 // done records a point's outcome, rewrites the index and reports the

@@ -23,7 +23,9 @@ import (
 // differ only in keys and seed (a plotted point: an aggregator at an ε) then
 // chooses the setting with the highest mean final_val_accuracy over the
 // tuning seeds (ties: the first setting in sorted order, as dpfl plot), and
-// stage 2 runs the group's other seeds at that setting only. Selection is on
+// stage 2 runs the group's other seeds at that setting only. RunGrid goes
+// group by group: a group's stage 2 starts as soon as its stage 1 has
+// finished, before the next groups' stage 1. Selection is on
 // the validation split (eval.validation, required), so the test accuracies
 // of the tuning seeds are not biased by the choice. dpfl plot chooses the
 // same setting (on the seeds every setting ran) and averages all its seeds.

@@ -2,8 +2,10 @@ package experiments
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -148,4 +150,49 @@ func parseLR(hyper string) float64 {
 		return -1
 	}
 	return v
+}
+
+// startOrder records the order in which a grid's points start.
+type startOrder struct{ started []Point }
+
+func (s *startOrder) Start(p Point)                       { s.started = append(s.started, p) }
+func (s *startOrder) Round(Point, int, float64)           {}
+func (s *startOrder) Done(Point, *results.Summary, error) {}
+
+// TestTuneGroupByGroup: a tuned grid runs group by group, each group's
+// held-out seeds at its choice as soon as its tuning runs end and before
+// the next group's tuning, so that a grid stopped part way has whole
+// series; the points that run are the same as in two stages.
+func TestTuneGroupByGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains 6 small runs (about 8 s); run without -short")
+	}
+	t.Parallel()
+	yml := tuneBase + `grid:
+  privacy.epsilon: [1, 8]
+  server.lr: [0.001, 0.5]
+  seed: [1, 2]
+tune: {keys: [server.lr], seeds: [1]}
+`
+	g, err := ParseGrid([]byte(yml), filepath.Join(t.TempDir(), "tune.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ev := &startOrder{}
+	res, err := RunGrid(context.Background(), g, GridOptions{OutDir: out, Parallel: 1, Events: ev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ran != 6 || res.NotChosen != 2 || res.Waiting != 0 {
+		t.Fatalf("ran %d, not chosen %d, waiting %d; want 6, 2, 0", res.Ran, res.NotChosen, res.Waiting)
+	}
+	var got []string
+	for _, p := range ev.started {
+		got = append(got, fmt.Sprintf("ε=%g seed %d", *p.Config.Privacy.Epsilon, p.Config.Seed))
+	}
+	want := []string{"ε=1 seed 1", "ε=1 seed 1", "ε=1 seed 2", "ε=8 seed 1", "ε=8 seed 1", "ε=8 seed 2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("points started in the order\n%q\nwant each group's tuning, then its held-out seed:\n%q", got, want)
+	}
 }
