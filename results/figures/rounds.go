@@ -63,56 +63,42 @@ func (s *Summary) roundFigure(dir string) (figure, error) {
 	var order []string
 	ylo, yhi := math.Inf(1), math.Inf(-1)
 	rlo, rhi := math.Inf(1), math.Inf(-1)
-	add := func(pt Point, b band) error {
+	// A baseline is drawn as its mean curve alone (no band), unless the
+	// epsilon figure leaves it off as far from the private points: then the
+	// same note gives it here.
+	onAxis, off := s.baselinesOnAxis(s.pointsRange())
+	for _, pt := range append(append([]Point{}, s.Points...), onAxis...) {
+		b, err := roundBand(dir, pt.Dirs)
+		if err != nil {
+			return figure{}, err
+		}
+		if len(b.rounds) == 0 {
+			continue
+		}
+		baseline := math.IsInf(pt.X, 1)
 		name := pt.Series
-		if math.IsInf(pt.X, 1) {
+		if baseline {
 			name += " (no noise)"
 		}
 		st := styleOf(slices.Index(series, pt.Series))
 		for k := range n {
-			if !math.IsInf(pt.X, 1) && xs[k] != pt.X {
+			if !baseline && xs[k] != pt.X {
 				continue
 			}
-			item, err := addBand(plots[k/cols][k%cols], b, st, math.IsInf(pt.X, 1))
+			item, err := addBand(plots[k/cols][k%cols], b, st, baseline)
 			if err != nil {
-				return err
+				return figure{}, err
 			}
 			if _, ok := items[name]; !ok {
 				items[name], order = legendItem{name, item}, append(order, name)
 			}
 		}
+		if baseline {
+			ylo, yhi = math.Min(ylo, slices.Min(b.mean)), math.Max(yhi, slices.Max(b.mean))
+		} else {
+			ylo, yhi = math.Min(ylo, bandMin(b)), math.Max(yhi, bandMax(b))
+		}
 		rlo, rhi = math.Min(rlo, b.rounds[0]), math.Max(rhi, b.rounds[len(b.rounds)-1])
-		return nil
-	}
-	for _, pt := range s.Points {
-		b, err := roundBand(dir, pt.Dirs)
-		if err != nil {
-			return figure{}, err
-		}
-		if len(b.rounds) == 0 {
-			continue
-		}
-		if err := add(pt, b); err != nil {
-			return figure{}, err
-		}
-		ylo, yhi = math.Min(ylo, bandMin(b)), math.Max(yhi, bandMax(b))
-	}
-	// A baseline is drawn as its mean curve alone (no band), unless the
-	// epsilon figure leaves it off as far from the private points: then the
-	// same note gives it here.
-	onAxis, off := s.baselinesOnAxis(s.pointsRange())
-	for _, pt := range onAxis {
-		b, err := roundBand(dir, pt.Dirs)
-		if err != nil {
-			return figure{}, err
-		}
-		if len(b.rounds) == 0 {
-			continue
-		}
-		if err := add(pt, b); err != nil {
-			return figure{}, err
-		}
-		ylo, yhi = math.Min(ylo, slices.Min(b.mean)), math.Max(yhi, slices.Max(b.mean))
 	}
 	var legend []legendItem
 	for _, name := range order {
