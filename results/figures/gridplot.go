@@ -285,8 +285,9 @@ func (s *Summary) baselinesOnAxis(ylo, yhi float64) (drawn []Point, notes []stri
 		if b.Mean > yhi {
 			where = "above"
 		}
+		lo, hi, _ := clipInterval(b.CILow, b.CIHigh, s.YCol) // as the bars
 		notes = append(notes, fmt.Sprintf("Not drawn, far %s the private points: %s without noise, mean %.4g, 95%% interval [%.4g, %.4g] over %d seeds.",
-			where, b.Series, b.Mean, b.CILow, b.CIHigh, b.Seeds))
+			where, b.Series, b.Mean, lo, hi, b.Seeds))
 	}
 	return drawn, notes
 }

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -427,17 +428,18 @@ func TestBarNoteSeeds(t *testing.T) {
 // TestBaselinesOnAxis: a non-private baseline near the private points is
 // drawn (the usual line just above them); one far from them (seeds that
 // diverged: the MNIST BandMF grid's 0.637 under points at 0.92–0.99) is left
-// off the axis and given in a note with its mean, interval and seeds; with
-// no private points every baseline is drawn.
+// off the axis and given in a note with its mean, interval (clipped to the
+// metric's range) and seeds; with no private points every baseline is drawn.
 func TestBaselinesOnAxis(t *testing.T) {
 	near := Point{Series: "nonprivate", X: math.Inf(1), Mean: 0.986, CILow: 0.984, CIHigh: 0.988, Seeds: 5}
 	far := Point{Series: "diverged", X: math.Inf(1), Mean: 0.6367, CILow: 0.0449, CIHigh: 1.2285, Seeds: 5}
-	s := &Summary{Baselines: []Point{near, far}}
+	s := &Summary{YCol: "final_accuracy", Baselines: []Point{near, far}}
 	drawn, notes := s.baselinesOnAxis(0.92, 0.985)
 	if len(drawn) != 1 || drawn[0].Series != "nonprivate" {
 		t.Fatalf("drawn %v, want the near baseline only", drawn)
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "diverged without noise, mean 0.6367, 95% interval [0.0449, 1.228] over 5 seeds") || !strings.Contains(notes[0], "below") {
+	// The interval is clipped to accuracy's [0, 1], as the bars are.
+	if len(notes) != 1 || !strings.Contains(notes[0], "diverged without noise, mean 0.6367, 95% interval [0.0449, 1] over 5 seeds") || !strings.Contains(notes[0], "below") {
 		t.Fatalf("notes %q", notes)
 	}
 	if drawn, notes := s.baselinesOnAxis(math.Inf(1), math.Inf(-1)); len(drawn) != 2 || len(notes) != 0 {
@@ -474,6 +476,100 @@ func TestRoundFigureBaselines(t *testing.T) {
 		}
 		if got := strings.Contains(svg, "Not drawn"); got == c.drawn {
 			t.Errorf("%s: note on the baseline = %v, want %v", c.name, got, !c.drawn)
+		}
+	}
+}
+
+// TestNiceTicks: the axes are labelled at multiples of 1, 2, 2.5 or 5 times
+// a power of ten, 2 to 6 labels within the range, all with one number of
+// decimals; the minor ticks are unlabelled and within the range; every
+// tick on a round axis is a whole number. Known ranges give the labels a reader expects, one
+// of them where gonum's default labels 0.81, 0.9 and 0.99 (the negative
+// control: the check below fails for it).
+func TestNiceTicks(t *testing.T) {
+	labels := func(ts []plot.Tick) []string {
+		var l []string
+		for _, tk := range ts {
+			if !tk.IsMinor() {
+				l = append(l, tk.Label)
+			}
+		}
+		return l
+	}
+	for _, c := range []struct {
+		lo, hi float64
+		whole  bool
+		want   []string
+	}{
+		{0.7952, 0.9953, false, []string{"0.80", "0.85", "0.90", "0.95"}},
+		{0.45, 1.0, false, []string{"0.5", "0.6", "0.7", "0.8", "0.9", "1.0"}},
+		{0.0301, 0.0412, false, []string{"0.032", "0.034", "0.036", "0.038", "0.040"}},
+		{13, 252, true, []string{"50", "100", "150", "200", "250"}},
+		{-60, 2460, true, []string{"0", "500", "1000", "1500", "2000"}},
+		{1, 12, true, []string{"2", "4", "6", "8", "10", "12"}},
+		{1, 14, true, []string{"5", "10"}},
+	} {
+		if got := labels(niceTicks{whole: c.whole}.Ticks(c.lo, c.hi)); !slices.Equal(got, c.want) {
+			t.Errorf("[%v, %v]: labels %q, want %q", c.lo, c.hi, got, c.want)
+		}
+	}
+	nice := func(ts []plot.Tick, lo, hi float64, whole bool) string {
+		var vals []float64
+		decimals := -1
+		for _, tk := range ts {
+			if tk.Value < lo || tk.Value > hi {
+				return "tick " + strconv.FormatFloat(tk.Value, 'g', -1, 64) + " outside the range"
+			}
+			if whole && tk.Value != math.Round(tk.Value) {
+				return "tick " + strconv.FormatFloat(tk.Value, 'g', -1, 64) + " on a round axis"
+			}
+			if tk.IsMinor() {
+				continue
+			}
+			d := 0
+			if i := strings.IndexByte(tk.Label, '.'); i >= 0 {
+				d = len(tk.Label) - i - 1
+			}
+			if decimals >= 0 && d != decimals {
+				return "labels with different decimals: " + tk.Label
+			}
+			decimals = d
+			if v, err := strconv.ParseFloat(tk.Label, 64); err != nil || math.Abs(v-tk.Value) > 1e-9*math.Max(1, math.Abs(v)) {
+				return "label " + tk.Label + " is not its value"
+			}
+			vals = append(vals, tk.Value)
+		}
+		if len(vals) < 2 || len(vals) > maxTickLabels {
+			return strconv.Itoa(len(vals)) + " labels"
+		}
+		step, _ := strconv.ParseFloat(strconv.FormatFloat(vals[1]-vals[0], 'g', 6, 64), 64) // without the subtraction's rounding
+		m := step / math.Pow10(int(math.Floor(math.Log10(step)+1e-9)))
+		if !slices.ContainsFunc([]float64{1, 2, 2.5, 5}, func(q float64) bool { return math.Abs(q-m) < 1e-6 }) || (whole && step != math.Round(step)) {
+			return "step " + strconv.FormatFloat(step, 'g', -1, 64)
+		}
+		for i, v := range vals {
+			if k := v / step; math.Abs(k-math.Round(k)) > 1e-6 || (i > 0 && math.Abs(v-vals[i-1]-step) > 1e-6*step) {
+				return "labels not at multiples of the step: " + strconv.FormatFloat(v, 'g', -1, 64)
+			}
+		}
+		return ""
+	}
+	if msg := nice(plot.DefaultTicks{}.Ticks(0.7952, 0.9953), 0.7952, 0.9953, false); msg == "" {
+		t.Error("negative control: gonum's default ticks for [0.7952, 0.9953] pass the check")
+	}
+	for _, r := range [][2]float64{{1e6, 1e6 + 1e-9}, {0, 1e-320}, {-1e300, 1e300}} { // returns, without a panic
+		niceTicks{}.Ticks(r[0], r[1])
+	}
+	rng := rand.New(rand.NewPCG(7, 0))
+	for i := range 2000 {
+		whole := i%2 == 1
+		lo := (rng.Float64() - 0.3) * math.Pow10(rng.IntN(7)-3)
+		hi := lo + math.Pow10(rng.IntN(6)-2)*(1+9*rng.Float64())
+		if whole {
+			lo, hi = math.Round(lo*1000), math.Round(hi*1000)+10
+		}
+		if msg := nice(niceTicks{whole: whole}.Ticks(lo, hi), lo, hi, whole); msg != "" {
+			t.Fatalf("[%v, %v] (whole %v): %s", lo, hi, whole, msg)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"math"
 	"slices"
-	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -56,7 +55,7 @@ func (s *Summary) roundFigure(dir string) (figure, error) {
 			yl = "test accuracy"
 		}
 		p := paperPlot(title, xl, yl)
-		p.X.Tick.Marker = roundTicks{}
+		p.X.Tick.Marker = niceTicks{whole: true}
 		plots[k/cols][k%cols] = p
 	}
 	items := map[string]legendItem{}
@@ -220,19 +219,4 @@ func bandMax(b band) float64 {
 		}
 	}
 	return m
-}
-
-// roundTicks are gonum's default ticks labelled as whole rounds (the
-// default labels carry the decimals of the padded axis ends).
-type roundTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (roundTicks) Ticks(lo, hi float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i, t := range ts {
-		if t.Label != "" {
-			ts[i].Label = strconv.FormatFloat(t.Value, 'f', -1, 64)
-		}
-	}
-	return ts
 }

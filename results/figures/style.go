@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	xfont "golang.org/x/image/font"
@@ -103,10 +104,72 @@ func paperPlot(title, x, y string) *plot.Plot {
 		a.Tick.Label.Font.Size = vg.Points(tickSize)
 		a.Label.Padding = vg.Points(2)
 	}
+	p.Y.Tick.Marker = niceTicks{}
 	g := plotter.NewGrid()
 	g.Vertical.Color, g.Horizontal.Color = color.Gray{Y: 225}, color.Gray{Y: 225}
 	p.Add(g)
 	return p
+}
+
+// maxTickLabels is the most labelled ticks niceTicks puts on an axis.
+const maxTickLabels = 6
+
+// niceTicks labels a linear axis at the multiples of the smallest step of
+// the form 1, 2, 2.5 or 5 times a power of ten that gives at most
+// maxTickLabels labels within the axis (0.80, 0.85, 0.90, 0.95, where
+// gonum's default can choose 0.81, 0.90, 0.99), all with the same number
+// of decimals, and draws unlabelled minor ticks halfway between them. With whole
+// set, every tick is a whole number (rounds).
+type niceTicks struct{ whole bool }
+
+// Ticks implements plot.Ticker.
+func (n niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return nil
+	}
+	mag := int(math.Floor(math.Log10(hi-lo))) - 1
+	for ; ; mag++ {
+		for _, m := range []float64{1, 2, 2.5, 5} {
+			step := m * math.Pow10(mag)
+			if n.whole && step != math.Trunc(step) {
+				continue
+			}
+			first, last := math.Ceil(lo/step-1e-9), math.Floor(hi/step+1e-9)
+			if !(math.Abs(first) < 1<<50 && math.Abs(last) < 1<<50) {
+				return nil // a range too narrow for its values' precision
+			}
+			if last-first+1 > maxTickLabels {
+				continue
+			}
+			return slices.DeleteFunc(tickSet(first, last, m, mag), func(t plot.Tick) bool {
+				return t.Value < lo || t.Value > hi || (n.whole && t.Value != math.Round(t.Value))
+			})
+		}
+	}
+}
+
+// tickSet is the ticks k·m·10^mag for k in [first, last], labelled with
+// the decimals the step needs, and the minor ticks between and around them
+// (at half steps), some beyond them.
+func tickSet(first, last, m float64, mag int) []plot.Tick {
+	at := func(k float64) float64 { // k·m·10^mag, exact for the labels' decimals
+		if mag < 0 {
+			return k * m / math.Pow10(-mag)
+		}
+		return k * m * math.Pow10(mag)
+	}
+	decimals := max(0, -mag)
+	if m == 2.5 && mag <= 0 {
+		decimals++
+	}
+	var ts []plot.Tick
+	for k := first - 1; k <= last; k++ {
+		if k >= first {
+			ts = append(ts, plot.Tick{Value: at(k), Label: strconv.FormatFloat(at(k), 'f', decimals, 64)})
+		}
+		ts = append(ts, plot.Tick{Value: at(k + 0.5)})
+	}
+	return ts
 }
 
 // legendItem is one legend entry: a name and the thumbnails drawn beside
