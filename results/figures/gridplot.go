@@ -212,6 +212,7 @@ func (s *Summary) epsilonFigure() (figure, error) {
 		p.X.Scale = plot.LogScale{}
 	}
 	series := s.Series()
+	styles := seriesStyles(series)
 	var withPoints []string
 	for _, name := range series {
 		if slices.ContainsFunc(s.Points, func(pt Point) bool { return pt.Series == name && drawn(pt) }) {
@@ -224,7 +225,7 @@ func (s *Summary) epsilonFigure() (figure, error) {
 	clipped := false
 	xlo, xhi := math.Inf(1), math.Inf(-1)
 	for _, name := range withPoints {
-		st := styleOf(slices.Index(series, name))
+		st := styles[name]
 		e, c := s.seriesErrPoints(name, gap, logX)
 		clipped = clipped || c
 		for i, xy := range e.XYs {
@@ -246,7 +247,7 @@ func (s *Summary) epsilonFigure() (figure, error) {
 	onAxis, off := s.baselinesOnAxis(ylo, yhi)
 	notes = append(notes, off...)
 	for _, b := range onAxis {
-		item, err := addBaseline(p, b, styleOf(slices.Index(series, b.Series)))
+		item, err := addBaseline(p, b, styles[b.Series])
 		if err != nil {
 			return figure{}, err
 		}

@@ -326,6 +326,41 @@ func TestSeriesStylesDistinct(t *testing.T) {
 	}
 }
 
+// TestSeriesStylesVariants: a variant (dpsgd-amp-4x of dpsgd-amp) takes
+// its method's colour and differs from it in marker and pattern; methods
+// differ in colour and in marker or pattern; dpsgd-amp and
+// dpsgd-noamp share a prefix that is no series, so they are two methods
+// (the negative control); without variants every series keeps styleOf(i).
+func TestSeriesStylesVariants(t *testing.T) {
+	series := []string{"dpftrlm", "dpftrlm-4x", "dpsgd-amp", "dpsgd-amp-4x", "dpsgd-noamp", "dpsgd-noamp-4x", "nonprivate"}
+	family := map[string]string{"dpftrlm-4x": "dpftrlm", "dpsgd-amp-4x": "dpsgd-amp", "dpsgd-noamp-4x": "dpsgd-noamp"}
+	root := func(n string) string {
+		if r, ok := family[n]; ok {
+			return r
+		}
+		return n
+	}
+	st := seriesStyles(series)
+	for i, a := range series {
+		for _, b := range series[:i] {
+			sa, sb := st[a], st[b]
+			if same := sa.color == sb.color; same != (root(a) == root(b)) {
+				t.Errorf("%s and %s: same colour %v, same method %v", a, b, same, root(a) == root(b))
+			}
+			sameGlyph, sameDash := sa.glyph == sb.glyph, slices.Equal(sa.dash, sb.dash)
+			if (sameGlyph && sameDash) || (sa.color == sb.color && (sameGlyph || sameDash)) {
+				t.Errorf("%s and %s differ in fewer than two of colour, marker and pattern, or in neither marker nor pattern", a, b)
+			}
+		}
+	}
+	plain := []string{"bandmf", "dpfedavg", "nu-ftrl", "optimal-mf", "tree", "nonprivate"}
+	for i, n := range plain {
+		if got, want := seriesStyles(plain)[n], styleOf(i); got.color != want.color || got.glyph != want.glyph || !slices.Equal(got.dash, want.dash) {
+			t.Errorf("%s: style changed without variants", n)
+		}
+	}
+}
+
 // TestPDFText: the PDFs draw text as glyph outlines (no font object, whose
 // code page 1252 has no ε or δ), the figures' font has those glyphs, and
 // translucent colours reach the PDF writer with straight (not

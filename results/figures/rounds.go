@@ -37,7 +37,7 @@ func (s *Summary) roundFigure(dir string) (figure, error) {
 	xs := s.xValues()
 	n := max(1, len(xs))
 	cols, rows := panelGrid(n)
-	series := s.Series()
+	styles := seriesStyles(s.Series())
 	plots := make([][]*plot.Plot, rows)
 	for r := range plots {
 		plots[r] = make([]*plot.Plot, cols)
@@ -79,7 +79,7 @@ func (s *Summary) roundFigure(dir string) (figure, error) {
 		if baseline {
 			name += " (no noise)"
 		}
-		st := styleOf(slices.Index(series, pt.Series))
+		st := styles[pt.Series]
 		for k := range n {
 			if !baseline && xs[k] != pt.X {
 				continue

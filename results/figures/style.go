@@ -86,6 +86,41 @@ func styleOf(i int) seriesStyle {
 	return seriesStyle{okabeIto[i%len(okabeIto)], glyphs[i%len(glyphs)], dashes[i%len(dashes)]}
 }
 
+// seriesStyles gives series i of the sorted names styleOf(i), except that
+// a variant, a series named after another one plus "-" and a suffix
+// (dpsgd-amp-4x of dpsgd-amp), takes the colour of the series it varies:
+// a figure shows a method and its variants in one colour, told apart by
+// marker and line pattern, as the papers draw them. The families' colours
+// follow their order, so without variants every series keeps styleOf(i).
+func seriesStyles(series []string) map[string]seriesStyle {
+	root := func(name string) string {
+		for {
+			base := ""
+			for _, b := range series {
+				if len(b) > len(base) && strings.HasPrefix(name, b+"-") {
+					base = b
+				}
+			}
+			if base == "" {
+				return name
+			}
+			name = base
+		}
+	}
+	var roots []string
+	out := make(map[string]seriesStyle, len(series))
+	for i, name := range series {
+		r := root(name)
+		if !slices.Contains(roots, r) {
+			roots = append(roots, r)
+		}
+		st := styleOf(i)
+		st.color = okabeIto[slices.Index(roots, r)%len(okabeIto)]
+		out[name] = st
+	}
+	return out
+}
+
 // textStyle is the figures' font at size points.
 func textStyle(size float64) text.Style {
 	return text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, vg.Points(size)), Handler: plot.DefaultTextHandler}
