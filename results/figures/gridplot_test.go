@@ -518,9 +518,9 @@ func TestRoundFigureBaselines(t *testing.T) {
 // TestNiceTicks: the axes are labelled at multiples of 1, 2, 2.5 or 5 times
 // a power of ten, 2 to 6 labels within the range, all with one number of
 // decimals; the minor ticks are unlabelled and within the range; every
-// tick on a round axis is a whole number. Known ranges give the labels a reader expects, one
-// of them where gonum's default labels 0.81, 0.9 and 0.99 (the negative
-// control: the check below fails for it).
+// tick on a round axis is a whole number. Known ranges give the labels a
+// reader expects, one of them where gonum's default labels 0.81, 0.9 and
+// 0.99 (the negative control: the check below fails for it).
 func TestNiceTicks(t *testing.T) {
 	labels := func(ts []plot.Tick) []string {
 		var l []string
