@@ -186,6 +186,10 @@ type Input struct {
 	Key   string
 	Root  string
 	Files []string
+	// Fingerprint, when set, is the fingerprint of the data read, used
+	// instead of hashing Files: a pinned corpus whose content the manifest
+	// verified (PinnedFingerprint).
+	Fingerprint string
 }
 
 // kinds reads Kinds.

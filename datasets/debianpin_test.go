@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -85,13 +86,18 @@ func TestWriteDebianManifest(t *testing.T) {
 	fmt.Fprintf(&b, "# The changelog.Debian.gz files of the %d packages of a fresh Debian 12 machine of dpfl's kind\n", len(fresh))
 	fmt.Fprintf(&b, "# (%d files: packages without one, and doc folders linked to another package's, add none).\n", len(paths))
 	fmt.Fprintf(&b, "# Regenerate: go test ./datasets -run TestWriteDebianManifest -write-debian-manifest=LIST\n")
-	fmt.Fprintf(&b, "# on a machine with those package versions installed. Columns: package, version, sha256, path.\n")
+	fmt.Fprintf(&b, "# on a machine with those package versions installed. Columns: package, version, sha256 (of the\n")
+	fmt.Fprintf(&b, "# changelog.Debian.gz file), text_sha256 (of the changelog it holds, uncompressed), path.\n")
 	for _, p := range paths {
 		sum, err := fileSHA256(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", byPath[p].name, byPath[p].version, sum, strings.TrimPrefix(p, "/"))
+		text, err := readGzipped(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\n", byPath[p].name, byPath[p].version, sum, hexSHA(text), strings.TrimPrefix(p, "/"))
 	}
 	if err := os.WriteFile("debian-manifest.tsv", []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -143,35 +149,50 @@ func TestDebianManifestEmbedded(t *testing.T) {
 	}
 }
 
-// changelogGz returns a gzipped changelog of n entries by maintainer.
-func changelogGz(t testing.TB, pkg, maintainer string, n int) []byte {
+// changelogText returns a changelog of n entries by maintainer, newest
+// first (versions 1.n down to 1.1).
+func changelogText(pkg, maintainer string, n int) string {
 	var b strings.Builder
 	for i := n; i > 0; i-- {
 		fmt.Fprintf(&b, "%s (1.%d) unstable; urgency=medium\n\n  * Release %d of %s: fix the widget frobnication.\n\n -- M <%s>  Mon, 01 Jan 2024 00:00:00 +0000\n\n", pkg, i, i, pkg, maintainer)
 	}
-	var out strings.Builder
-	w := gzip.NewWriter(&out)
-	w.Write([]byte(b.String()))
-	w.Close()
-	return []byte(out.String())
+	return b.String()
 }
 
-// TestCheckDebianManifest: matching, missing and differing changelogs are
-// counted, only the matching ones are read, and nothing matching is an
-// error.
+// gzipped compresses s at level.
+func gzipped(s string, level int) []byte {
+	var out bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&out, level)
+	w.Write([]byte(s))
+	w.Close()
+	return out.Bytes()
+}
+
+func hexSHA(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+// TestCheckDebianManifest: matching, newer, missing and differing changelogs
+// are counted, only the matching ones are read (a newer one without its
+// newer entries), and nothing matching is an error.
 func TestCheckDebianManifest(t *testing.T) {
 	root := t.TempDir()
 	var m []ManifestEntry
-	for i, p := range []string{"alpha", "beta", "gamma", "delta", "epsilon"} {
+	pkgs := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"}
+	for i, p := range pkgs {
 		rel := "usr/share/doc/" + p + "/changelog.Debian.gz"
-		gz := changelogGz(t, p, fmt.Sprintf("m%d@example.org", i%2), 3)
-		sum := sha256.Sum256(gz)
-		m = append(m, ManifestEntry{Package: p, Version: "1.3", SHA256: hex.EncodeToString(sum[:]), Path: rel})
+		text := changelogText(p, fmt.Sprintf("m%d@example.org", i%2), 3)
+		gz := gzipped(text, gzip.BestCompression)
+		m = append(m, ManifestEntry{Package: p, Version: "1.3", SHA256: hexSHA(gz), TextSHA: hexSHA([]byte(text)), Path: rel})
 		switch p {
 		case "gamma": // missing
 			continue
-		case "delta": // a newer version installed
-			gz = changelogGz(t, p, "m1@example.org", 4)
+		case "delta": // two newer versions installed, by another maintainer
+			gz = gzipped(newerEntries(p, 2)+text, gzip.BestCompression)
+		case "epsilon": // the same text, compressed otherwise
+			gz = gzipped(text, gzip.BestSpeed)
+		case "zeta": // newer, but an old entry was edited: not the pinned text
+			gz = gzipped(newerEntries(p, 1)+strings.Replace(text, "Release 1", "Release one", 1), gzip.BestCompression)
+		case "eta": // not gzip
+			gz = []byte(text)
 		}
 		os.MkdirAll(filepath.Join(root, filepath.Dir(rel)), 0o755)
 		os.WriteFile(filepath.Join(root, rel), gz, 0o644)
@@ -180,26 +201,66 @@ func TestCheckDebianManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(root, m[0].Path), filepath.Join(root, m[1].Path), filepath.Join(root, m[4].Path)}
-	if p.Pinned != 5 || !slices.Equal(p.Files, want) || len(p.Missing) != 1 || p.Missing[0].Package != "gamma" ||
-		len(p.Differ) != 1 || p.Differ[0].Package != "delta" || p.Complete() {
+	file := func(i int) string { return filepath.Join(root, m[i].Path) }
+	want := []string{file(0), file(1), file(3), file(4)}
+	if p.Pinned != 7 || !slices.Equal(p.Files, want) || len(p.Missing) != 2 || p.Missing[0].Package != "gamma" || p.Missing[1].Package != "eta" ||
+		len(p.Differ) != 1 || p.Differ[0].Package != "zeta" || len(p.Newer) != 2 || p.Complete() || p.Fingerprint() != "" {
 		t.Fatalf("corpus %+v", p)
 	}
-	if r := p.Report(); !strings.Contains(r, "3 of 5 changelogs match the manifest; 1 missing (gamma 1.3); 1 differ (delta 1.3)") {
+	if n := p.Newer[0]; n.Package != "delta" || n.Installed != "1.3+u2" || n.Skipped != 2 || n.File != file(3) {
+		t.Fatalf("newer %+v", n)
+	}
+	if n := p.Newer[1]; n.Package != "epsilon" || n.Installed != "1.3" || n.Skipped != 0 {
+		t.Fatalf("recompressed %+v", n)
+	}
+	if r := p.Report(); !strings.Contains(r, "4 of 7 changelogs match the manifest (2 newer than pinned, read without their newer entries (delta 1.3+u2: 2 entries above 1.3, epsilon 1.3: 0 entries above 1.3)); 2 missing (gamma 1.3, eta 1.3); 1 differ (zeta 1.3)") {
 		t.Fatalf("report %q", r)
 	}
-	docs, err := readChangelogFiles(p.Files)
-	if err != nil || len(docs) != 9 {
+	docs, err := p.read()
+	if err != nil || len(docs) != 12 {
 		t.Fatalf("%d documents, %v", len(docs), err)
 	}
-	if _, err := CheckDebianManifest(t.TempDir(), m); err == nil || !strings.Contains(err.Error(), "none of the 5 pinned Debian changelogs") {
+	for _, d := range docs {
+		if d.User == "new@example.org" {
+			t.Fatalf("a newer entry was read: %+v", d)
+		}
+	}
+	// Negative control: read as plain files, the newer entries are there.
+	if all, err := readChangelogFiles(p.Files); err != nil || len(all) != 14 {
+		t.Fatalf("plain read: %d documents, %v", len(all), err)
+	}
+	// Complete once only matching and newer files remain.
+	full := []ManifestEntry{m[0], m[1], m[3], m[4]}
+	pf, err := CheckDebianManifest(root, full)
+	if err != nil || !pf.Complete() || pf.Fingerprint() != PinnedFingerprint ||
+		!strings.Contains(pf.Report(), "all 4 changelogs match the manifest; 2 newer than pinned") {
+		t.Fatalf("complete corpus: %+v %v %q", pf, err, pf.Report())
+	}
+	// A newer file edited after the check is refused, not read.
+	os.WriteFile(file(3), gzipped(newerEntries("delta", 2)+"changed\n"+changelogText("delta", "m1@example.org", 3), gzip.BestCompression), 0o644)
+	if _, err := pf.read(); err == nil || !strings.Contains(err.Error(), "changed while the pinned corpus was read") {
+		t.Fatalf("changed file: %v", err)
+	}
+	if _, err := CheckDebianManifest(t.TempDir(), m); err == nil || !strings.Contains(err.Error(), "none of the 7 pinned Debian changelogs") {
 		t.Fatalf("empty root: %v", err)
 	}
-	for _, bad := range []string{"a\t1\tnothex\tusr/x", "a\t1", "a\t1\t" + strings.Repeat("0", 64) + "\t/abs", "# only comments"} {
+	hash := strings.Repeat("0", 64)
+	for _, bad := range []string{"a\t1\tnothex\t" + hash + "\tusr/x", "a\t1\t" + hash + "\tnothex\tusr/x", "a\t1\t" + hash + "\tusr/x",
+		"a\t1", "a\t1\t" + hash + "\t" + hash + "\t/abs", "# only comments"} {
 		if _, err := ParseDebianManifest(strings.NewReader(bad)); err == nil {
 			t.Errorf("manifest %q accepted", bad)
 		}
 	}
+}
+
+// newerEntries returns n entries newer than changelogText's (1.3+un down to
+// 1.3+u1) by new@example.org, as a security update adds them.
+func newerEntries(pkg string, n int) string {
+	var b strings.Builder
+	for i := n; i > 0; i-- {
+		fmt.Fprintf(&b, "%s (1.3+u%d) stable-security; urgency=medium\n\n  * Security fix %d.\n\n -- S <new@example.org>  Tue, 02 Jan 2024 00:00:00 +0000\n\n", pkg, i, i)
+	}
+	return b.String()
 }
 
 // TestDebianPinnedCorpus: on a machine holding the pinned changelogs, the
@@ -211,6 +272,7 @@ func TestDebianPinnedCorpus(t *testing.T) {
 	if err != nil || !p.Complete() {
 		t.Skipf("this machine lacks the pinned Debian 12 changelogs: %v %s", err, p.Report())
 	}
+	t.Log(p.Report())
 	f, err := NewTextFederated("debian", docs, TextOptions{}, rng.New(1).Stream("partition"))
 	if err != nil {
 		t.Fatal(err)

@@ -407,18 +407,20 @@ var debianKind = textKindOf("debian", "next-word text, one client per Debian mai
 	},
 	func(c *Config) ([]Input, error) {
 		var files []string
+		var fp string
 		var err error
 		if c.Changelogs == DebianPinned {
 			// The changelogs of the manifest that match on this machine:
-			// the same fingerprint on every machine that has them all.
+			// the pinned corpus's fingerprint on every machine that holds
+			// them all (some may be newer, read up to their pinned text).
 			var pc *PinnedCorpus
 			if pc, err = DebianPinnedFiles(); err == nil {
-				files = pc.Files
+				files, fp = pc.Files, pc.Fingerprint()
 			}
 		} else {
 			files, err = DebianChangelogFiles(c.Changelogs)
 		}
-		return []Input{{Key: "changelogs", Root: "/", Files: files}}, keyErr("changelogs", err)
+		return []Input{{Key: "changelogs", Root: "/", Files: files, Fingerprint: fp}}, keyErr("changelogs", err)
 	})
 
 var textKind = textKindOf("text", "next-word text by user from path (a directory, or JSONL of {\"user\": ..., \"text\": ...})",

@@ -80,6 +80,10 @@ func (fp fingerprinter) inputsContext(ctx context.Context, cfg *Config, opts Opt
 		return nil, dataError(err)
 	}
 	for _, d := range data {
+		if d.Fingerprint != "" {
+			in["data."+d.Key] = d.Fingerprint
+			continue
+		}
 		if err := add("data."+d.Key, d.Root, d.Files, nil); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"dpfl/aggregators/strategy"
+	"dpfl/datasets"
 	"dpfl/results"
 )
 
@@ -54,5 +55,49 @@ func TestCommittedRunIDs(t *testing.T) {
 		if id := RunID(cfg, s.Inputs); !strings.HasSuffix(dir, "-"+id) {
 			t.Errorf("%s: run ID now %s", f, id)
 		}
+	}
+}
+
+// TestCommittedPinnedFingerprint: every committed run that read the pinned
+// Debian corpus recorded datasets.PinnedFingerprint (hashed from the files on
+// the machines that ran them), and on a machine holding the pinned
+// changelogs, some newer, such a run's inputs fingerprint to it again.
+func TestCommittedPinnedFingerprint(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("..", "results", "paper", "*", "*", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pinned []*Config
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := Load(b, "config.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if cfg.Data.Dataset != "debian" || cfg.Data.Changelogs != datasets.DebianPinned {
+			continue
+		}
+		s, err := results.ReadSummary(filepath.Join(filepath.Dir(f), "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Inputs["data.changelogs"]; got != datasets.PinnedFingerprint {
+			t.Errorf("%s: data.changelogs %s, want %s", f, got, datasets.PinnedFingerprint)
+		}
+		pinned = append(pinned, cfg)
+	}
+	if len(pinned) < 100 {
+		t.Fatalf("%d committed runs read the pinned corpus, expected the 168 of the two Debian reproductions", len(pinned))
+	}
+	pc, err := datasets.DebianPinnedFiles()
+	if err != nil || !pc.Complete() {
+		t.Skipf("this machine lacks the pinned changelogs (%v): the committed fingerprints are checked, not this machine's", err)
+	}
+	in, err := Fingerprint(pinned[0], Options{})
+	if err != nil || in["data.changelogs"] != datasets.PinnedFingerprint {
+		t.Fatalf("this machine (%s): %v %v", pc.Report(), in, err)
 	}
 }
