@@ -30,15 +30,22 @@ func TestNuInSummary(t *testing.T) {
 	}
 }
 
-// TestCommittedRunIDs: every committed run under results/paper still has
-// the run ID its folder is named by (the configuration's hash did not change
-// with this version's keys).
-func TestCommittedRunIDs(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join("..", "results", "paper", "*", "*", "config.yaml"))
-	if err != nil || len(dirs) == 0 {
+// committedRun is a run committed under results/paper.
+type committedRun struct {
+	config  string // its config.yaml
+	cfg     *Config
+	summary *results.Summary
+}
+
+// committedRuns loads every committed run's config.yaml and summary.json.
+func committedRuns(t *testing.T) []committedRun {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "results", "paper", "*", "*", "config.yaml"))
+	if err != nil || len(files) == 0 {
 		t.Fatalf("no committed runs (%v)", err)
 	}
-	for _, f := range dirs {
+	var out []committedRun
+	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -51,9 +58,19 @@ func TestCommittedRunIDs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir := filepath.Base(filepath.Dir(f))
-		if id := RunID(cfg, s.Inputs); !strings.HasSuffix(dir, "-"+id) {
-			t.Errorf("%s: run ID now %s", f, id)
+		out = append(out, committedRun{f, cfg, s})
+	}
+	return out
+}
+
+// TestCommittedRunIDs: every committed run under results/paper still has
+// the run ID its folder is named by (the configuration's hash did not change
+// with this version's keys).
+func TestCommittedRunIDs(t *testing.T) {
+	for _, r := range committedRuns(t) {
+		dir := filepath.Base(filepath.Dir(r.config))
+		if id := RunID(r.cfg, r.summary.Inputs); !strings.HasSuffix(dir, "-"+id) {
+			t.Errorf("%s: run ID now %s", r.config, id)
 		}
 	}
 }
@@ -63,31 +80,15 @@ func TestCommittedRunIDs(t *testing.T) {
 // the machines that ran them), and on a machine holding the pinned
 // changelogs, some newer, such a run's inputs fingerprint to it again.
 func TestCommittedPinnedFingerprint(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join("..", "results", "paper", "*", "*", "config.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var pinned []*Config
-	for _, f := range dirs {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, _, err := Load(b, "config.yaml")
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if cfg.Data.Dataset != "debian" || cfg.Data.Changelogs != datasets.DebianPinned {
+	for _, r := range committedRuns(t) {
+		if r.cfg.Data.Dataset != "debian" || r.cfg.Data.Changelogs != datasets.DebianPinned {
 			continue
 		}
-		s, err := results.ReadSummary(filepath.Join(filepath.Dir(f), "summary.json"))
-		if err != nil {
-			t.Fatal(err)
+		if got := r.summary.Inputs["data.changelogs"]; got != datasets.PinnedFingerprint {
+			t.Errorf("%s: data.changelogs %s, want %s", r.config, got, datasets.PinnedFingerprint)
 		}
-		if got := s.Inputs["data.changelogs"]; got != datasets.PinnedFingerprint {
-			t.Errorf("%s: data.changelogs %s, want %s", f, got, datasets.PinnedFingerprint)
-		}
-		pinned = append(pinned, cfg)
+		pinned = append(pinned, r.cfg)
 	}
 	if len(pinned) < 100 {
 		t.Fatalf("%d committed runs read the pinned corpus, expected the 168 of the two Debian reproductions", len(pinned))
