@@ -71,15 +71,7 @@ func ReadDebianChangelogs(glob string) ([]Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Document
-	for _, p := range paths {
-		docs, err := readChangelogFile(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, docs...)
-	}
-	return out, nil
+	return readChangelogFiles(paths)
 }
 
 func readChangelogFile(path string) ([]Document, error) {
