@@ -159,7 +159,12 @@ func gridParallel(points []experiments.Point, left, parallel, workers int, maxMe
 // gridFigures draws the grid's figures and returns the command's exit code.
 func gridFigures(ctx context.Context, g *experiments.Grid, out string, runErr error, stdout, stderr io.Writer) int {
 	paths, figErr := figures.Write(out, figures.Options{X: g.Plot.X, Y: g.Plot.Y, By: g.Plot.By})
-	if figErr != nil {
+	if errors.Is(figErr, figures.ErrNoFinishedPoint) {
+		// One shard of a grid, or a grid stopped early: no point has all its
+		// runs yet, which is not a failure of this invocation.
+		fmt.Fprintf(stdout, "no figures yet: %s\n", strings.TrimPrefix(oneLine(figErr), "figures: "))
+		figErr = nil
+	} else if figErr != nil {
 		fmt.Fprintf(stderr, "dpfl grid: no figures: %v\n", oneLine(figErr))
 	} else {
 		fmt.Fprintf(stdout, "figures: %s\n", strings.Join(paths, " "))

@@ -76,3 +76,27 @@ func TestGridStoppedSaysCheckpointOnlyWhenSaved(t *testing.T) {
 		t.Errorf("stopped points reported as:\n%s\nwant only the second (with a checkpoint) to say checkpoint saved", w.String())
 	}
 }
+
+// TestGridShardFigures: the first shard of a grid whose one point has two
+// seeds finishes with no point whole, so it writes no figures and says
+// so, and exits 0 (its runs succeeded); the second shard completes the
+// point and draws it.
+func TestGridShardFigures(t *testing.T) {
+	dir := t.TempDir()
+	grid := filepath.Join(dir, "g.yaml")
+	if err := os.WriteFile(grid, []byte(tinyConfig+"grid:\n  seed: [1, 2]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, errs := runCLI("grid", "-out", out, "-quiet", "-shard", "0/2", grid)
+	if code != exitOK || !strings.Contains(stdout, "no figures yet: no point has finished all its runs yet: dpfedavg without noise (1 of 2 runs finished)") {
+		t.Fatalf("shard 0/2: exit %d\n%s\n%s", code, stdout, errs)
+	}
+	if _, err := os.Stat(filepath.Join(out, "best.csv")); !os.IsNotExist(err) {
+		t.Errorf("shard 0/2 wrote best.csv (%v)", err)
+	}
+	code, stdout, errs = runCLI("grid", "-out", out, "-quiet", "-shard", "1/2", grid)
+	if code != exitOK || !strings.Contains(stdout, "figures: ") {
+		t.Fatalf("shard 1/2: exit %d\n%s\n%s", code, stdout, errs)
+	}
+}

@@ -11,7 +11,9 @@
 // none for one seed). Hyperparameters are chosen on a validation column
 // when the index has one (final_val_accuracy: a held-out part of the test
 // data disjoint from the part the y column is measured on), and a chosen
-// numeric value at the edge of the values tried is flagged.
+// numeric value at the edge of the values tried is flagged. A point some of
+// whose runs have not finished is left out (Summary.Withheld) and named
+// under the figure, so an interim figure shows finished points only.
 //
 // Package figures imports results, gonum.org/v1/plot and gonum's
 // stat/distuv only.
@@ -125,6 +127,9 @@ type Summary struct {
 	Points      []Point  // finite x, sorted by series then x
 	Baselines   []Point  // non-private runs (x = +Inf), one per series
 	Skipped     int      // rows not finished (pending, interrupted, failed)
+	// Withheld are the points left out because some of their runs have not
+	// finished, in order of appearance in index.csv.
+	Withheld []Unfinished
 	// Accountants and Deltas are the distinct accountants and deltas of the
 	// finished private runs, which every epsilon axis names; Unlabelled
 	// counts finished private runs whose index row has no accountant (an
@@ -268,9 +273,13 @@ type seriesX struct {
 
 // group sorts the finished rows by point (series, x) and, within a point,
 // by hyperparameter setting; keys are the points in order of appearance.
+// A point some of whose runs have not finished is left out (Withheld): its
+// choice of hyperparameters, or its held-out seeds, are not final yet, and
+// under a tune: section its only finished runs may be the tuning seed's.
 func (s *Summary) group(t *results.Table) (map[seriesX]map[string][]int, []seriesX, error) {
 	groups := map[seriesX]map[string][]int{}
 	var keys []seriesX
+	waiting := map[seriesX]int{}
 	for i := range t.Rows {
 		st := t.Get(i, "status")
 		if st == "not-chosen" {
@@ -278,6 +287,14 @@ func (s *Summary) group(t *results.Table) (map[seriesX]map[string][]int, []serie
 		}
 		if st != "complete" && st != "diverged" {
 			s.Skipped++
+			v := t.Get(i, s.XCol)
+			x := parse(v)
+			if v == "" {
+				x = math.Inf(1) // an unfinished run has no epsilon yet: a baseline if unset
+			}
+			if !math.IsNaN(x) {
+				waiting[seriesX{t.Get(i, s.ByCol), x}]++
+			}
 			continue
 		}
 		v := t.Get(i, s.XCol)
@@ -306,7 +323,53 @@ func (s *Summary) group(t *results.Table) (map[seriesX]map[string][]int, []serie
 	if len(keys) == 0 {
 		return nil, nil, errors.New("figures: no finished runs in index.csv")
 	}
-	return groups, keys, nil
+	var done []seriesX
+	for _, k := range keys {
+		if waiting[k] == 0 {
+			done = append(done, k)
+			continue
+		}
+		n := 0
+		for _, rows := range groups[k] {
+			n += len(rows)
+		}
+		s.Withheld = append(s.Withheld, Unfinished{Series: k.series, X: k.x, Finished: n, Waiting: waiting[k]})
+		delete(groups, k)
+	}
+	if len(done) == 0 {
+		return nil, nil, fmt.Errorf("%w: %s", ErrNoFinishedPoint, s.withheldList())
+	}
+	return groups, done, nil
+}
+
+// ErrNoFinishedPoint is Summarize's error when runs have finished but no
+// point has all its runs finished (a grid stopped early, or one shard of
+// it): there is nothing to plot yet.
+var ErrNoFinishedPoint = errors.New("figures: no point has finished all its runs yet")
+
+// Unfinished is a point left out of the figures and tables because some of
+// its runs have not finished (pending, interrupted or failed in index.csv).
+type Unfinished struct {
+	Series            string
+	X                 float64
+	Finished, Waiting int // its runs finished, and not (yet)
+}
+
+// withheldList names the withheld points ("dpftrlm at ε = 2 (3 of 15 runs
+// finished), …").
+func (s *Summary) withheldList() string {
+	var out []string
+	for _, u := range s.Withheld {
+		at := fmt.Sprintf("%s at %s = %s", u.Series, shortLabel(s.XCol), fmtX(s.XCol, u.X))
+		if math.IsInf(u.X, 1) {
+			at = u.Series + " without noise"
+		}
+		out = append(out, fmt.Sprintf("%s (%d of %d runs finished)", at, u.Finished, u.Finished+u.Waiting))
+	}
+	if len(out) > 6 {
+		out = append(out[:5], fmt.Sprintf("and %d more", len(out)-5))
+	}
+	return strings.Join(out, ", ")
 }
 
 // labels collects the accountants and deltas of the private finished rows,

@@ -94,6 +94,15 @@ func dodge(x float64, slot, n int, gap float64, logX bool) float64 {
 	return x + off
 }
 
+// withheldNote names the points left out because their runs have not all
+// finished ("" when none is).
+func (s *Summary) withheldNote() string {
+	if len(s.Withheld) == 0 {
+		return ""
+	}
+	return "Not plotted until all their runs finish: " + s.withheldList() + "."
+}
+
 // seedNote names the points with fewer than 3 seeds, whose interval is
 // wide (2 seeds) or missing (1 seed); empty when there are none.
 func (s *Summary) seedNote() string {
@@ -239,7 +248,7 @@ func (s *Summary) epsilonFigure() (figure, error) {
 		items = append(items, item)
 	}
 	setXRange(p, xlo, xhi, gap, logX)
-	notes := []string{s.barNote(clipped, len(withPoints) > 1), s.seedNote(), s.populationNote()}
+	notes := []string{s.barNote(clipped, len(withPoints) > 1), s.seedNote(), s.populationNote(), s.withheldNote()}
 	if len(withPoints) == 0 { // only non-private runs: their lines, on no x scale
 		p.X.Min, p.X.Max, p.X.Scale, p.X.Tick.Marker = 0, 1, plot.LinearScale{}, plot.ConstantTicks{}
 		notes[0] = "No private runs to plot: only the runs without noise (mean over seeds)."

@@ -105,6 +105,9 @@ func (s *Summary) Report(dir, path string, figs []embedded) error {
 	if s.Skipped > 0 {
 		fmt.Fprintf(&b, "<p>%d runs not finished (see index.csv).</p>\n", s.Skipped)
 	}
+	if n := s.withheldNote(); n != "" {
+		fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(n))
+	}
 	s.reportRuns(&b)
 	b.WriteString("<p>All runs: <a href=\"index.csv\">index.csv</a>; the plotted points in full precision: <a href=\"best.csv\">best.csv</a>.</p>\n")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
