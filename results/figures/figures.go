@@ -280,6 +280,7 @@ func (s *Summary) group(t *results.Table) (map[seriesX]map[string][]int, []serie
 	groups := map[seriesX]map[string][]int{}
 	var keys []seriesX
 	waiting := map[seriesX]int{}
+	unknown := map[string]int{} // unfinished runs of a series at an x not known yet
 	for i := range t.Rows {
 		st := t.Get(i, "status")
 		if st == "not-chosen" {
@@ -287,13 +288,14 @@ func (s *Summary) group(t *results.Table) (map[seriesX]map[string][]int, []serie
 		}
 		if st != "complete" && st != "diverged" {
 			s.Skipped++
-			v := t.Get(i, s.XCol)
-			x := parse(v)
-			if v == "" {
-				x = math.Inf(1) // an unfinished run has no epsilon yet: a baseline if unset
-			}
-			if !math.IsNaN(x) {
-				waiting[seriesX{t.Get(i, s.ByCol), x}]++
+			v, ser := t.Get(i, s.XCol), t.Get(i, s.ByCol)
+			switch x := parse(v); {
+			case v == "" && results.IsIndexColumn(s.XCol):
+				unknown[ser]++ // x is a result (noise_multiplier): not known before the run ends
+			case v == "":
+				waiting[seriesX{ser, math.Inf(1)}]++ // an unset target: the series' baseline
+			case !math.IsNaN(x):
+				waiting[seriesX{ser, x}]++
 			}
 			continue
 		}
@@ -325,7 +327,7 @@ func (s *Summary) group(t *results.Table) (map[seriesX]map[string][]int, []serie
 	}
 	var done []seriesX
 	for _, k := range keys {
-		if waiting[k] == 0 {
+		if waiting[k] == 0 && unknown[k.series] == 0 {
 			done = append(done, k)
 			continue
 		}
@@ -333,7 +335,7 @@ func (s *Summary) group(t *results.Table) (map[seriesX]map[string][]int, []serie
 		for _, rows := range groups[k] {
 			n += len(rows)
 		}
-		s.Withheld = append(s.Withheld, Unfinished{Series: k.series, X: k.x, Finished: n, Waiting: waiting[k]})
+		s.Withheld = append(s.Withheld, Unfinished{Series: k.series, X: k.x, Finished: n, Waiting: waiting[k] + unknown[k.series]})
 		delete(groups, k)
 	}
 	if len(done) == 0 {
@@ -349,6 +351,8 @@ var ErrNoFinishedPoint = errors.New("figures: no point has finished all its runs
 
 // Unfinished is a point left out of the figures and tables because some of
 // its runs have not finished (pending, interrupted or failed in index.csv).
+// When x is a result column (noise_multiplier), an unfinished run's x is not
+// known, so it holds back every point of its series.
 type Unfinished struct {
 	Series            string
 	X                 float64

@@ -28,6 +28,7 @@ func writeTuned(t *testing.T, aStatus string, series ...string) string {
 			"delta": "1e-05", "participation.kind": "poisson"}
 		if status == "complete" {
 			row["epsilon"], row["accountant"], row["final_accuracy"], row["final_val_accuracy"] = "2", "rdp-cks", acc, acc
+			row["noise_multiplier"] = "1.5"
 			m := results.NewMetrics(filepath.Join(dir, d, "metrics.csv"))
 			m.Add(results.MetricsRow{Round: 10, TestAccuracy: 0.5})
 			if err := m.Flush(); err != nil {
@@ -77,6 +78,16 @@ func TestUnfinishedPointWithheld(t *testing.T) {
 			t.Errorf("%s: withheld %+v; want a at 2 with 2 of 4 runs finished", st, s.Withheld)
 		}
 	}
+	// With x a result column (sigma), a pending run's x is not known yet, so
+	// it holds back its series' points.
+	s, err := Summarize(writeTuned(t, "pending", "a", "b"), Options{By: "name", X: "sigma"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Points) != 1 || s.Points[0].Series != "b" || len(s.Withheld) != 1 || s.Withheld[0].Series != "a" {
+		t.Errorf("x = sigma: points %+v, withheld %+v; want b plotted and a withheld", s.Points, s.Withheld)
+	}
+
 	dir := writeTuned(t, "pending", "a", "b")
 	if _, err := Write(dir, Options{By: "name"}); err != nil {
 		t.Fatal(err)
@@ -104,7 +115,7 @@ func TestUnfinishedPointWithheld(t *testing.T) {
 		t.Errorf("only an unfinished point: %v; want ErrNoFinishedPoint naming it", err)
 	}
 
-	s, err := Summarize(writeTuned(t, "complete", "a", "b"), Options{By: "name"})
+	s, err = Summarize(writeTuned(t, "complete", "a", "b"), Options{By: "name"})
 	if err != nil {
 		t.Fatal(err)
 	}
