@@ -69,10 +69,7 @@ func TestRunEvents(t *testing.T) {
 // and done, naming the point and its run ID.
 func TestGridEvents(t *testing.T) {
 	dir := t.TempDir()
-	grid := filepath.Join(dir, "g.yaml")
-	if err := os.WriteFile(grid, []byte(tinyConfig+"grid:\n  seed: [1, 2]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	grid := writeTwoSeedGrid(t, dir)
 	evPath := filepath.Join(dir, "events.jsonl")
 	if code, stdout, errs := runCLI("grid", "-out", filepath.Join(dir, "out"), "-quiet", "-parallel", "1", "-events", evPath, grid); code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)

@@ -83,10 +83,7 @@ func TestGridStoppedSaysCheckpointOnlyWhenSaved(t *testing.T) {
 // point and draws it.
 func TestGridShardFigures(t *testing.T) {
 	dir := t.TempDir()
-	grid := filepath.Join(dir, "g.yaml")
-	if err := os.WriteFile(grid, []byte(tinyConfig+"grid:\n  seed: [1, 2]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	grid := writeTwoSeedGrid(t, dir)
 	out := filepath.Join(dir, "out")
 	code, stdout, errs := runCLI("grid", "-out", out, "-quiet", "-shard", "0/2", grid)
 	if code != exitOK || !strings.Contains(stdout, "no figures yet: no point has finished all its runs yet: dpfedavg without noise (1 of 2 runs finished)") {

@@ -18,6 +18,17 @@ aggregator: {clip: 1, noise_multiplier: 0}
 server: {lr: 1}
 `
 
+// writeTwoSeedGrid writes dir/g.yaml: tinyConfig over seeds 1 and 2 (one
+// plotted point, two runs) and returns its path.
+func writeTwoSeedGrid(t *testing.T, dir string) string {
+	t.Helper()
+	grid := filepath.Join(dir, "g.yaml")
+	if err := os.WriteFile(grid, []byte(tinyConfig+"grid:\n  seed: [1, 2]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return grid
+}
+
 // TestRunFlagsAfterConfig: dpfl run takes its flags after CONFIG.yaml, as
 // every other subcommand does; two configs are a usage error.
 func TestRunFlagsAfterConfig(t *testing.T) {
