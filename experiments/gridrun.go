@@ -335,7 +335,8 @@ func runPoint(ctx context.Context, g *Grid, p Point, opts GridOptions, after fun
 // WriteIndex writes index.csv: one row per grid point, in expansion order,
 // with its status (complete, diverged, interrupted, failed, pending, or under
 // a tune: section not-chosen: another seed's point at a setting its group
-// did not choose, which never runs), its
+// did not choose, which never runs; or waiting: another seed's point whose
+// group has not chosen yet, which runs only if its setting is chosen), its
 // varied values and, when finished, its results (columns:
 // results.IndexFixedColumns, those of results.IndexOptionalColumns some row
 // has, then the varied paths). A point is read from its run folder under
@@ -350,9 +351,11 @@ func WriteIndex(path string, g *Grid, out string) error {
 	for i, p := range g.Points {
 		cells[i] = indexRow(p, sums[i], out)
 		if cells[i]["status"] == "" {
-			if g.Stage(p, choices) == StageNotChosen {
-				cells[i]["status"] = StageNotChosen // tune: its group chose another setting
-			} else {
+			switch g.Stage(p, choices) {
+			case StageNotChosen, StageWaiting:
+				// tune: its group chose another setting, or has not chosen yet
+				cells[i]["status"] = g.Stage(p, choices)
+			default:
 				cells[i]["status"] = "pending"
 			}
 		}

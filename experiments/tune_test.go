@@ -75,6 +75,25 @@ tune: {keys: [server.lr], seeds: [1]}
 	if n := len(g.Planned(out, g.Points)); n != 4+2*2 {
 		t.Errorf("planned %d points before tuning, want 4 tuning + 2 groups × 2 seeds", n)
 	}
+	// Before any run, the index has the tuning points pending and the other
+	// seeds' points waiting for their group's choice.
+	statuses := func() map[string]int {
+		tab, err := results.ReadTable(filepath.Join(out, "index.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := map[string]int{}
+		for i := range tab.Rows {
+			counts[tab.Get(i, "status")]++
+		}
+		return counts
+	}
+	if err := WriteIndex(filepath.Join(out, "index.csv"), g, out); err != nil {
+		t.Fatal(err)
+	}
+	if c := statuses(); c["pending"] != 4 || c[StageWaiting] != 8 || len(c) != 2 {
+		t.Errorf("index statuses before tuning %v, want 4 pending and 8 waiting", c)
+	}
 	res, err := RunGrid(context.Background(), g, GridOptions{OutDir: out, Parallel: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -109,14 +128,7 @@ tune: {keys: [server.lr], seeds: [1]}
 			t.Errorf("point %s: finished %v, folder exists %v; want run %v", p.Label(g.Varied), finished, statErr == nil, shouldRun)
 		}
 	}
-	tab, err := results.ReadTable(filepath.Join(out, "index.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	counts := map[string]int{}
-	for i := range tab.Rows {
-		counts[tab.Get(i, "status")]++
-	}
+	counts := statuses()
 	if counts["complete"]+counts["diverged"] != 8 || counts[StageNotChosen] != 4 {
 		t.Errorf("index statuses %v, want 8 finished and 4 not-chosen", counts)
 	}

@@ -126,7 +126,7 @@ type Summary struct {
 	Hyper       []string // the columns optimized over
 	Points      []Point  // finite x, sorted by series then x
 	Baselines   []Point  // non-private runs (x = +Inf), one per series
-	Skipped     int      // rows not finished (pending, interrupted, failed)
+	Skipped     int      // runs not finished (pending, interrupted, failed; a waiting seed once)
 	// Withheld are the points left out because some of their runs have not
 	// finished, in order of appearance in index.csv.
 	Withheld []Unfinished
@@ -280,23 +280,44 @@ func (s *Summary) group(t *results.Table) (map[seriesX]map[string][]int, []serie
 	groups := map[seriesX]map[string][]int{}
 	var keys []seriesX
 	waiting := map[seriesX]int{}
-	unknown := map[string]int{} // unfinished runs of a series at an x not known yet
+	unknown := map[string]int{}            // unfinished runs of a series at an x not known yet
+	seeds := map[seriesX]map[string]bool{} // the seeds of a point's waiting rows
 	for i := range t.Rows {
 		st := t.Get(i, "status")
 		if st == "not-chosen" {
 			continue // a grid's tune: protocol never runs it (not unfinished)
 		}
 		if st != "complete" && st != "diverged" {
-			s.Skipped++
 			v, ser := t.Get(i, s.XCol), t.Get(i, s.ByCol)
+			var k seriesX
 			switch x := parse(v); {
 			case v == "" && results.IsIndexColumn(s.XCol):
 				unknown[ser]++ // x is a result (noise_multiplier): not known before the run ends
+				s.Skipped++
+				continue
 			case v == "":
-				waiting[seriesX{ser, math.Inf(1)}]++ // an unset target: the series' baseline
-			case !math.IsNaN(x):
-				waiting[seriesX{ser, x}]++
+				k = seriesX{ser, math.Inf(1)} // an unset target: the series' baseline
+			case math.IsNaN(x):
+				s.Skipped++
+				continue
+			default:
+				k = seriesX{ser, x}
 			}
+			if st == "waiting" {
+				// tune: one of these rows per setting will run for this seed,
+				// once its group has chosen: one run to come, not one a row.
+				if seeds[k] == nil {
+					seeds[k] = map[string]bool{}
+				}
+				if sd := t.Get(i, "seed"); !seeds[k][sd] {
+					seeds[k][sd] = true
+					waiting[k]++
+					s.Skipped++
+				}
+				continue
+			}
+			waiting[k]++
+			s.Skipped++
 			continue
 		}
 		v := t.Get(i, s.XCol)
@@ -350,7 +371,9 @@ func (s *Summary) group(t *results.Table) (map[seriesX]map[string][]int, []serie
 var ErrNoFinishedPoint = errors.New("figures: no point has finished all its runs yet")
 
 // Unfinished is a point left out of the figures and tables because some of
-// its runs have not finished (pending, interrupted or failed in index.csv).
+// its runs have not finished (pending, waiting, interrupted or failed in
+// index.csv; a seed waiting for its group's tuning choice counts as the one
+// run it will have).
 // When x is a result column (noise_multiplier), an unfinished run's x is not
 // known, so it holds back every point of its series.
 type Unfinished struct {

@@ -15,7 +15,9 @@ import (
 // series at ε = 2. Series "b" has finished: its choice (lr 1, better on
 // seed 1) and both held-out seeds. Series "a" stands as a grid stopped
 // midway leaves it: its tuning runs are done but its held-out seeds are
-// aStatus (pending), so its only finished runs are on the tuning seed.
+// aStatus (pending), so its only finished runs are on the tuning seed. With
+// aStatus waiting, "a" stopped earlier: before its choice, with one tuning
+// run finished and the other seeds waiting at every setting.
 func writeTuned(t *testing.T, aStatus string, series ...string) string {
 	dir := t.TempDir()
 	header := append(append([]string{}, indexColumns...), "privacy.epsilon", "server.lr", "name")
@@ -45,6 +47,15 @@ func writeTuned(t *testing.T, aStatus string, series ...string) string {
 		st := "complete"
 		if name == "a" {
 			st = aStatus
+		}
+		if st == "waiting" { // stopped before the choice: seed 1 has run one setting
+			add(name, "0.5", "1", "complete", "0.6")
+			add(name, "1", "1", "pending", "")
+			for _, seed := range []string{"2", "3"} {
+				add(name, "0.5", seed, st, "")
+				add(name, "1", seed, st, "")
+			}
+			continue
 		}
 		add(name, "0.5", "1", "complete", "0.6")
 		add(name, "1", "1", "complete", "0.9")
@@ -78,9 +89,18 @@ func TestUnfinishedPointWithheld(t *testing.T) {
 			t.Errorf("%s: withheld %+v; want a at 2 with 2 of 4 runs finished", st, s.Withheld)
 		}
 	}
+	// Before the choice, a waiting seed is one run to come, not one per
+	// setting: a has 1 of 4 runs (2 tuning, 2 held-out), not 1 of 6 rows.
+	s, err := Summarize(writeTuned(t, "waiting", "a", "b"), Options{By: "name"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Points) != 1 || len(s.Withheld) != 1 || s.Withheld[0] != (Unfinished{Series: "a", X: 2, Finished: 1, Waiting: 3}) || s.Skipped != 3 {
+		t.Errorf("waiting: points %+v, withheld %+v, %d runs unfinished; want a withheld with 1 of 4 runs finished, 3 unfinished", s.Points, s.Withheld, s.Skipped)
+	}
 	// With x a result column (sigma), a pending run's x is not known yet, so
 	// it holds back its series' points.
-	s, err := Summarize(writeTuned(t, "pending", "a", "b"), Options{By: "name", X: "sigma"})
+	s, err = Summarize(writeTuned(t, "pending", "a", "b"), Options{By: "name", X: "sigma"})
 	if err != nil {
 		t.Fatal(err)
 	}
