@@ -351,10 +351,10 @@ func WriteIndex(path string, g *Grid, out string) error {
 	for i, p := range g.Points {
 		cells[i] = indexRow(p, sums[i], out)
 		if cells[i]["status"] == "" {
-			switch g.Stage(p, choices) {
+			switch st := g.Stage(p, choices); st {
 			case StageNotChosen, StageWaiting:
 				// tune: its group chose another setting, or has not chosen yet
-				cells[i]["status"] = g.Stage(p, choices)
+				cells[i]["status"] = st
 			default:
 				cells[i]["status"] = "pending"
 			}
