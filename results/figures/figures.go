@@ -309,12 +309,11 @@ func (s *Summary) group(t *results.Table) (map[seriesX]map[string][]int, []serie
 				if seeds[k] == nil {
 					seeds[k] = map[string]bool{}
 				}
-				if sd := t.Get(i, "seed"); !seeds[k][sd] {
-					seeds[k][sd] = true
-					waiting[k]++
-					s.Skipped++
+				sd := t.Get(i, "seed")
+				if seeds[k][sd] {
+					continue
 				}
-				continue
+				seeds[k][sd] = true
 			}
 			waiting[k]++
 			s.Skipped++
